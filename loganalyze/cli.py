@@ -1,0 +1,128 @@
+"""The `loganalyze` command: a thin click layer over the library.
+
+Each command calls one public function and prints its result as text or JSON. Errors
+the user can fix (LoganalyzeError) become one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+import loganalyze
+from loganalyze.errors import LoganalyzeError
+from loganalyze.ingest import ingest as do_ingest
+from loganalyze.progress import ProgressBar
+from loganalyze.render import print_json, render_ingest, render_runs, render_show
+from loganalyze.store import Store
+
+STORE = click.option("--store", type=click.Path(file_okay=False, path_type=Path), default=None,
+                     help="Run store folder (default: $LOGANALYZE_STORE, else ~/.local/share/loganalyze).")
+
+
+def fmt_option(*choices: str):
+    return click.option("--format", "out_format", type=click.Choice(choices), default=choices[0],
+                        show_default=True, help="Output format.")
+
+
+class Group(click.Group):
+    """Turn LoganalyzeError into a one-line message instead of a traceback."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except LoganalyzeError as e:
+            click.echo(f"loganalyze: error: {e}", err=True)
+            ctx.exit(2)
+        except BrokenPipeError:
+            ctx.exit(0)
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(loganalyze.__version__, prog_name="loganalyze")
+def main() -> None:
+    """Find why an LLM inference deployment is slow, from its logs.
+
+    \b
+    loganalyze ingest server.log bench.jsonl --run run42   # logs -> Parquet run store
+    loganalyze diagnose run42                              # root causes, with evidence
+    loganalyze report run42 -o run42.html                  # one self-contained HTML file
+    """
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--run", "run", default=None, help="Run to add to (default: a new run<N>).")
+@STORE
+@click.option("--as", "as_format", default=None, help="Force the input format instead of detecting it.")
+@click.option("--year", type=int, default=None, help="Year for logs whose timestamps print none (vLLM).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@fmt_option("text", "json")
+def ingest(paths, run, store, as_format, year, quiet, out_format):
+    """Parse log files into the run store.
+
+    PATHS are server logs (SGLang, vLLM), NCCL logs or benchmark outputs, plain, .gz or
+    .zst; '-' reads standard input. Every line ends in a typed table or, with its line
+    number, in `unparsed`; the counts are printed. Ingesting the same file into the same
+    run again adds nothing.
+
+    \b
+    Example:
+      loganalyze ingest server.log nccl.log --run run42
+      kubectl logs sglang-0 | loganalyze ingest - --run prod
+    """
+    bar = ProgressBar(enabled=not quiet)
+    result = do_ingest(paths, run=run, store=Store(store), as_format=as_format, year=year, progress=bar.update)
+    bar.close()
+    if out_format == "json":
+        print_json(result.to_dict())
+    else:
+        click.echo(render_ingest(result))
+    for src in result.sources:
+        if src.bad_utf8:
+            click.echo(f"loganalyze: warning: {src.path}: {src.bad_utf8} bytes were not valid UTF-8 and were "
+                       "replaced", err=True)
+
+
+@main.command()
+@STORE
+@fmt_option("text", "json")
+def runs(store, out_format):
+    """List the runs in the store, and where the store is.
+
+    \b
+    Example:
+      loganalyze runs --format json
+    """
+    s = Store(store)
+    listing = {"store": str(s.root), "runs": s.runs()}
+    if out_format == "json":
+        print_json(listing)
+    else:
+        click.echo(render_runs(listing))
+
+
+@main.command()
+@click.argument("run")
+@STORE
+@fmt_option("text", "json")
+def show(run, store, out_format):
+    """Show a run: its sources, table sizes and configuration.
+
+    \b
+    Example:
+      loganalyze show run42 --format json | jq .config.max_running_requests
+    """
+    r = loganalyze.open_run(run, Store(store))
+    data = {"run": run, "sources": r.info["sources"], "tables": r.tables(), "config": r.config()}
+    if out_format == "json":
+        print_json(data)
+    else:
+        click.echo(render_show(data))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""Remove what log collectors wrap around a server's own lines.
+
+kubectl --timestamps, docker compose, journald/syslog and process prefixes such as
+`(EngineCore_DP0 pid=12) ` sit in front of the format a parser knows. They are removed
+here, once, for every format; their timestamp is kept for lines that have none of their
+own, and the process name is kept because it tells engine from API server.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
+
+# Each wrapper: a named-group pattern anchored at the line start. Groups other than
+# `body` become columns. Order matters: outermost first.
+KUBECTL = r"^(?P<k8s_date>\d{4}-\d\d-\d\d)T(?P<k8s_time>\d\d:\d\d:\d\d(?:\.\d{1,6})?)\d*(?:Z|[+-]\d\d:?\d\d)? (?P<body>.*)$"
+COMPOSE = r"^[A-Za-z0-9_.-]+-\d+\s+\| (?P<body>.*)$"
+SYSLOG = rf"^(?P<sys_mon>{MONTHS}) (?P<sys_day>[ \d]\d) (?P<sys_time>\d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: (?P<body>.*)$"
+MPIRUN = r"^\[\d+,\d+\]<(?:stdout|stderr)>:(?P<body>.*)$"
+PROCESS = r"^\((?P<process>[^()]*?pid=\d+[^()]*)\) (?P<body>.*)$"
+
+
+def _peel(frame: pl.DataFrame, pattern: str, extra: list[str]) -> pl.DataFrame:
+    """Apply one wrapper pattern: rows that match lose the wrapper, others stay as they are."""
+    groups = pl.col("text").str.extract_groups(pattern)
+    cols = [groups.struct.field("body").alias("_body")] + [groups.struct.field(g).alias(g) for g in extra]
+    out = frame.with_columns(cols)
+    return out.with_columns(text=pl.coalesce("_body", "text")).drop("_body")
+
+
+def unwrap(frame: pl.DataFrame, year: int) -> pl.DataFrame:
+    """Return the frame with `text` unwrapped plus `wrap_ts` (Datetime) and `process` columns.
+
+    `year` completes syslog timestamps, which print none.
+    """
+    if frame.height == 0:
+        return frame.with_columns(wrap_ts=pl.lit(None, pl.Datetime("us")), process=pl.lit(None, pl.String))
+    text = frame["text"]
+    out = frame
+    if text.str.contains(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d").any():
+        out = _peel(out, KUBECTL, ["k8s_date", "k8s_time"])
+    else:
+        out = out.with_columns(k8s_date=pl.lit(None, pl.String), k8s_time=pl.lit(None, pl.String))
+    if out["text"].str.contains(r"^[A-Za-z0-9_.-]+-\d+\s+\| ").any():
+        out = _peel(out, COMPOSE, [])
+    if out["text"].str.contains(rf"^(?:{MONTHS}) [ \d]\d \d\d:\d\d:\d\d ").any():
+        out = _peel(out, SYSLOG, ["sys_mon", "sys_day", "sys_time"])
+    else:
+        out = out.with_columns(sys_mon=pl.lit(None, pl.String), sys_day=pl.lit(None, pl.String),
+                               sys_time=pl.lit(None, pl.String))
+    if out["text"].str.contains(r"^\[\d+,\d+\]<std").any():
+        out = _peel(out, MPIRUN, [])
+    out = _peel(out, PROCESS, ["process"])
+    k8s = (pl.col("k8s_date") + " " + pl.col("k8s_time")).str.to_datetime("%Y-%m-%d %H:%M:%S%.f", strict=False)
+    sys = (
+        pl.lit(str(year)) + " " + pl.col("sys_mon") + " " + pl.col("sys_day").str.strip_chars() + " " + pl.col("sys_time")
+    ).str.to_datetime("%Y %b %d %H:%M:%S", strict=False)
+    return out.with_columns(wrap_ts=pl.coalesce(k8s, sys).dt.cast_time_unit("us")).drop(
+        "k8s_date", "k8s_time", "sys_mon", "sys_day", "sys_time"
+    )

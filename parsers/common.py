@@ -1,0 +1,35 @@
+"""Line kinds that every server format shares: uvicorn access lines and Python tracebacks."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from parsers.spec import LineKind
+
+ACCESS = LineKind(
+    name="access",
+    table="requests",
+    needle='" ',
+    match=r'^INFO:\s+\S+:\d+ - "[A-Z]+ ',
+    pattern=r'^INFO:\s+(?P<client>\S+):(?P<port>\d+) - "(?P<method>[A-Z]+) (?P<path>\S+) HTTP/(?P<http>[\d.]+)" (?P<status>\d{3})',
+    types={"port": pl.Int64, "status": pl.Int64},
+    samples=('INFO:     127.0.0.1:41452 - "GET /get_model_info HTTP/1.1" 200 OK',),
+)
+
+# Frames, source lines, carets and the final `SomeError: ...` line of a Python traceback.
+TRACEBACK_CONTINUATION = (
+    r"^(?:\s|File \"|Traceback \(most recent|During handling of|The above exception|"
+    r"[\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b|\^|~)"
+)
+
+TRACEBACK = LineKind(
+    name="traceback",
+    table="events",
+    needle="Traceback (most recent call last)",
+    pattern=r"(?s)^(?:.*\n(?P<error>[\w.]*(?:Error|Exception|Exit|Interrupt))(?::[ \t]*(?P<detail>[^\n]*))?)?",
+    continuation=TRACEBACK_CONTINUATION,
+    const={"severity": "error"},
+    pack="fields",
+    message=True,
+    samples=("Traceback (most recent call last):",),
+)

@@ -1,0 +1,112 @@
+"""Turn configuration dumps into (key, value) rows.
+
+Server arguments are printed as a Python repr (`ServerArgs(a=1, b='x', c=[1, 2])`) or a
+dict repr; values may hold commas inside quotes and brackets, so they are split by a
+small tokenizer. These lines are rare (one per server start), which is why a Python
+function per line is acceptable here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+CONFIG_COLUMNS = ["key", "value", "value_num", "value_type", "origin"]
+OPEN, CLOSE = "([{", ")]}"
+
+
+def split_items(text: str) -> list[str]:
+    """Split `a=1, b='x, y', c=[1, 2]` at top-level commas; an unfinished tail is dropped."""
+    items, depth, quote, start, i = [], 0, "", 0, 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in OPEN:
+            depth += 1
+        elif ch in CLOSE:
+            depth -= 1
+            if depth < 0:
+                items.append(text[start:i])
+                return [t.strip() for t in items if t.strip()]
+        elif ch == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+        i += 1
+    if not quote and depth == 0:
+        items.append(text[start:])
+    return [t.strip() for t in items if t.strip()]
+
+
+def repr_pairs(dump: str) -> list[list[str]]:
+    """Pairs [key, raw value] from `ServerArgs(...)`, `Name(...)` or `{...}` reprs."""
+    dump = dump.replace("\n", "")
+    opened = min((i for i in (dump.find("("), dump.find("{")) if i >= 0), default=-1)
+    if opened < 0:
+        return []
+    is_dict = dump[opened] == "{"
+    pairs = []
+    for item in split_items(dump[opened + 1 :]):
+        key, sep, value = item.partition(": " if is_dict else "=")
+        if not sep:
+            continue
+        pairs.append([key.strip().strip("'\""), value.strip()])
+    return pairs
+
+
+def typed(value: pl.Expr) -> dict[str, pl.Expr]:
+    """Columns value (unquoted text), value_num and value_type from a raw repr value."""
+    quoted = value.str.contains(r"^'.*'$|^\".*\"$")
+    num = value.cast(pl.Float64, strict=False)
+    kind = (
+        pl.when(value.is_in(["None", "null"])).then(pl.lit("none"))
+        .when(value.is_in(["True", "False", "true", "false"])).then(pl.lit("bool"))
+        .when(quoted).then(pl.lit("str"))
+        .when(num.is_not_null() & value.str.contains(r"^-?\d+$")).then(pl.lit("int"))
+        .when(num.is_not_null()).then(pl.lit("float"))
+        .when(value.str.starts_with("[") | value.str.starts_with("(")).then(pl.lit("list"))
+        .when(value.str.starts_with("{")).then(pl.lit("dict"))
+        .otherwise(pl.lit("str"))
+    )
+    text = pl.when(quoted).then(value.str.slice(1, value.str.len_chars() - 2)).otherwise(value)
+    as_num = pl.when(value.is_in(["True", "true"])).then(1.0).when(value.is_in(["False", "false"])).then(0.0).otherwise(num)
+    return {"value": text, "value_num": as_num, "value_type": kind}
+
+
+def explode_pairs(rows: pl.DataFrame, pairs: pl.Expr, origin: str) -> pl.DataFrame:
+    """One config row per [key, value] pair in the list column given by `pairs`."""
+    keep = [c for c in ("line_no", "ts", "rank", "kind") if c in rows.columns]
+    out = (
+        rows.select(*keep, _pairs=pairs)
+        .explode("_pairs")
+        .filter(pl.col("_pairs").is_not_null())
+        .with_columns(key=pl.col("_pairs").list.get(0), _raw=pl.col("_pairs").list.get(1))
+    )
+    return out.with_columns(**typed(pl.col("_raw")), origin=pl.lit(origin)).drop("_pairs", "_raw")
+
+
+def repr_dump(origin: str):
+    """Handler for lines that hold a Python repr dump of settings."""
+
+    def handle(rows: pl.DataFrame) -> pl.DataFrame:
+        pairs = pl.col("body").map_elements(repr_pairs, return_dtype=pl.List(pl.List(pl.String)))
+        return explode_pairs(rows, pairs, origin)
+
+    return handle
+
+
+def key_equals_value(origin: str):
+    """Handler for `a=1, b=2` lines whose values hold no commas: fully vectorised."""
+
+    def handle(rows: pl.DataFrame) -> pl.DataFrame:
+        split = pl.element().str.splitn("=", 2)
+        pairs = pl.col("body").str.extract_all(r"[A-Za-z_]\w*=[^,\s]+").list.eval(
+            pl.concat_list(split.struct.field("field_0"), split.struct.field("field_1"))
+        )
+        return explode_pairs(rows, pairs, origin)
+
+    return handle

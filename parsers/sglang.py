@@ -1,0 +1,208 @@
+"""SGLang server logs, releases 0.1 to 0.5.23 (see shared/formats/sglang.md).
+
+Stats lines are parsed by key, so the many header and field-order variants across
+releases are one kind each; unknown keys land in the `extra` column.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from parsers.common import ACCESS, TRACEBACK
+from parsers.config import explode_pairs, key_equals_value, repr_dump
+from parsers.spec import Key, LineKind, LogFormat, TsFormat
+
+PREFIX = (
+    r"^(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?|\d\d:\d\d:\d\d(?:\.\d+)?)"
+    r"(?: (?P<rank>(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+(?: (?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+)*))?\] )?"
+    r"(?:(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w./-]+\.py:\d+: )?"
+    r"(?:\[gpu(?:_id)?=(?P<gpu>\d+)\] )?"
+    r"(?P<msg>.*)$"
+)
+
+I, F, B = pl.Int64, pl.Float64, pl.Boolean
+
+STATS_KEYS = (
+    Key("#running-req", "running", I),
+    Key("#running_req", "running", I),
+    Key("#queue-req", "queued", I),
+    Key("#remaining_req", "queued", I),
+    Key("#token", "tokens", I),
+    Key("#full token", "tokens", I),
+    Key("token usage", "token_usage", F),
+    Key("full token usage", "token_usage", F),
+    Key("swa token usage", "swa_token_usage", F),
+    Key("gen throughput (token/s)", "gen_throughput", F),
+    Key("input throughput (token/s)", "input_throughput", F),
+    Key("accept len", "accept_len", F),
+    Key("accept rate", "accept_rate", F),
+    Key("cuda graph", "graph", B),
+    Key("cpu graph", "graph", B),
+    Key("npu graph", "graph", B),
+    Key("musa graph", "graph", B),
+    Key("#retracted-req", "retracted", I),
+    Key("#new-seq", "new_seq", I),
+    Key("#seq", "new_seq", I),
+    Key("#new-token", "new_tokens", I),
+    Key("#new_token", "new_tokens", I),
+    Key("#cached-token", "cached_tokens", I),
+    Key("#cached_token", "cached_tokens", I),
+    Key("cache hit rate", "cache_hit_rate", F, percent=True),
+    Key("tree_cache_hit_rate", "cache_hit_rate", F, percent=True),
+    Key("#pending-token", "pending_tokens", I),
+    Key("pre-allocated usage", "prealloc_usage", F),
+    Key("#transfer-req", "transfer_req", I),
+    Key("#transferring-req", "transfer_req", I),
+)
+
+# 0.4.9 hybrid SWA prints `#token: full=a, swa=b, token usage: full=x, swa=y`: the same
+# fields the later releases print as separate keys.
+SWA_REWRITES = (
+    (r"#token: full=(\d+), swa=(\d+)", "#full token: $1, #swa token: $2"),
+    (r"token usage: full=([\d.]+), swa=([\d.]+)", "full token usage: $1, swa token usage: $2"),
+)
+
+
+def _stats(name: str, phase: str, needle, match: str, samples: tuple[str, ...]) -> LineKind:
+    return LineKind(
+        name=name, table="stats", needle=needle, match=match, keys=STATS_KEYS, extra=True,
+        rewrites=SWA_REWRITES, const={"phase": phase}, samples=samples,
+    )
+
+
+def _event(name: str, needle, pattern: str | None, severity: str, samples: tuple[str, ...], **kw) -> LineKind:
+    types = kw.pop("types", {})
+    return LineKind(
+        name=name, table="events", needle=needle, pattern=pattern, types=types, pack="fields",
+        message=True, const={"severity": severity}, samples=samples, **kw,
+    )
+
+
+def _spec_reset(rows: pl.DataFrame) -> pl.DataFrame:
+    pair = pl.concat_list(pl.lit("max_running_requests"), pl.col("body").str.extract(r"reset to (\d+)", 1))
+    return explode_pairs(rows, pl.concat_list(pair), "speculative_reset")
+
+
+GB = {"avail_mem_gb": F, "mem_usage_gb": F, "elapsed_s": F}
+
+KINDS = (
+    _stats("decode_stats", "decode", "Decode batch", r"^Decode batch(?: \[\d+\])?[.,]", (
+        "Decode batch, #running-req: 3, #token: 266624, token usage: 0.43, accept len: 1.67, accept rate: 0.13, "
+        "pre-allocated usage: 0.22, #prealloc-req: 0, #transfer-req: 1, #retracted-req: 0, cuda graph: True, "
+        "gen throughput (token/s): 183.10, #queue-req: 0",
+        "Decode batch. #running-req: 509, #token: 180776, token usage: 0.43, gen throughput (token/s): 7897.87, "
+        "largest-len: 0, #queue-req: 0, ",
+    )),
+    _stats("decode_stats_v01", "decode", "#running-req", r"^#running-req: \d+, #token: ", (
+        "#running-req: 5, #token: 1000, token usage: 0.10, #queue-req: 0",
+    )),
+    _stats("prefill_stats", "prefill", ("Prefill batch", "Prefil batch"), r"^(?:Prefill|Prefil) batch", (
+        "Prefill batch. #new-seq: 1, #new-token: 75, #cached-token: 0, cache hit rate: 0.00%, token usage: 0.01, "
+        "#running-req: 1, #queue-req: 62",
+    )),
+    _stats("fill_stats_v01", "prefill", "new fill batch.", r"^new fill batch\.", (
+        "new fill batch. #seq: 1. #cached_token: 330. #new_token: 2172. #remaining_req: 57. #running_req: 9. "
+        "tree_cache_hit_rate: 69.16%",
+    )),
+    LineKind(
+        name="server_args", table="config", needle="server_args=", match=r"^server_args=(?:ServerArgs\(|\{)",
+        continuation=r"^\s*[a-z_0-9]*=[^,]*, [a-z_0-9]+=", handler=repr_dump("server_args"),
+        samples=("server_args=ServerArgs(model_path='/m', tp_size=8, max_running_requests=48)",),
+    ),
+    LineKind(
+        name="scheduler_limits", table="config", needle="max_total_num_tokens=", match=r"^max_total_num_tokens=\d+",
+        handler=key_equals_value("scheduler"),
+        samples=("max_total_num_tokens=2795207, chunked_prefill_size=8192, max_prefill_tokens=16384, "
+                 "max_running_requests=48, context_len=262144, available_gpu_mem=11.82 GB",),
+    ),
+    LineKind(
+        name="spec_reset", table="config", needle="Max running requests is reset to",
+        pattern=r"reset to (?P<value>\d+) for speculative", handler=_spec_reset,
+        samples=("Max running requests is reset to 48 for speculative decoding. You can override this by "
+                 "explicitly setting --max-running-requests.",),
+    ),
+    _event("load_weight_begin", "Load weight begin", r"avail mem=(?P<avail_mem_gb>[\d.]+) GB", "info",
+           ("Load weight begin. avail mem=77.18 GB",), types=GB),
+    _event("load_weight_end", "Load weight end",
+           r"Load weight end\.(?: elapsed=(?P<elapsed_s>[\d.]+) s,)? type=(?P<model_class>[^,]+),"
+           r"(?: dtype=(?P<dtype>[^,]+),)?.*?avail mem=(?P<avail_mem_gb>[\d.]+) GB(?:, mem usage=(?P<mem_usage_gb>[\d.]+) GB)?",
+           "info", ("Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=31.72 GB, mem usage=15.09 GB.",),
+           types=GB),
+    _event("shard_progress", "checkpoint shards:",
+           r"^Loading (?:\w+ )?checkpoint shards:\s+(?P<percent>\d+)% Completed \| (?P<done>\d+)/(?P<total>\d+) \[(?P<elapsed>[\d:]+)",
+           "info", ("Loading safetensors checkpoint shards:  25% Completed | 1/4 [00:00<00:01,  2.32it/s]",),
+           types={"percent": F, "done": I, "total": I}),
+    _event("kv_cache_allocated", "is allocated.",
+           r"KV Cache is allocated\.(?: dtype: (?P<dtype>[^,]+),)?(?: #tokens: (?P<tokens>\d+),)?"
+           r"(?: K size: (?P<k_size_gb>[\d.]+) GB, V size: (?P<v_size_gb>[\d.]+) GB| KV size: (?P<kv_size_gb>[\d.]+) GB)",
+           "info", ("KV Cache is allocated. #tokens: 2795207, K size: 53.31 GB, V size: 53.31 GB",),
+           types={"tokens": I, "k_size_gb": F, "v_size_gb": F, "kv_size_gb": F}),
+    _event("memory_pool_end", "Memory pool end", r"avail mem=(?P<avail_mem_gb>[\d.]+) GB", "info",
+           ("Memory pool end. avail mem=11.87 GB",), types=GB),
+    _event("dist_init_begin", "Init torch distributed begin", None, "info", ("Init torch distributed begin.",)),
+    _event("dist_init_end", "Init torch distributed ends",
+           r"ends\.(?: elapsed=(?P<elapsed_s>[\d.]+) s,)? mem usage=(?P<mem_usage_gb>[\d.]+) GB", "info",
+           ("Init torch distributed ends. mem usage=0.00 GB",), types=GB),
+    _event("graph_capture_bs", "graph bs [", r"^Capture \w+ graph bs \[(?P<bs>[^\]]*)\]", "info",
+           ("Capture cuda graph bs [1, 2, 4, 8]",)),
+    _event("graph_capture_begin", "begin. ", r"^Capture (?P<what>.+?) begin\.(?:.*?avail mem=(?P<avail_mem_gb>[\d.]+) GB)?",
+           "info", ("Capture cuda graph begin. This can take up to several minutes. avail mem=11.82 GB",), types=GB),
+    _event("graph_capture_end", "end. ", r"^Capture (?P<what>.+?) end\. (?:Time elapsed: |elapsed=)(?P<elapsed_s>[\d.]+) s",
+           "info", ("Capture cuda graph end. Time elapsed: 21.41 s. mem usage=1.18 GB. avail mem=10.64 GB.",), types=GB),
+    _event("server_ready", "fired up and ready to roll", None, "info", ("The server is fired up and ready to roll!",)),
+    _event("retraction", "#retracted_reqs:",
+           r"#retracted_reqs: (?P<retracted>\d+),.*#new_token_ratio: (?P<ratio_before>[\d.]+) -> (?P<ratio_after>[\d.]+)",
+           "warning", ("KV cache pool is full. Retract requests. #retracted_reqs: 1, #new_token_ratio: 0.5988 -> 1.0000",),
+           types={"retracted": I, "ratio_before": F, "ratio_after": F}),
+    _event("oom", ("out of memory", "Not enough memory", "OutOfMemoryError"),
+           r"(?:Prefill|Decode) out of memory|alloc_req_slots runs out of memory|Not enough memory|CUDA out of memory|OutOfMemoryError",
+           "critical", ("Decode out of memory. Try to lower your batch size.",)),
+    _event("watchdog_timeout", "atchdog timeout", r"(?:(?P<component>\w+) )?[Ww]atchdog timeout \((?:self\.)?watchdog_timeout=(?P<timeout_s>\d+)",
+           "critical", ("Watchdog timeout (self.watchdog_timeout=300)",), types={"timeout_s": F}),
+    _event("child_failed", "Received sigquit from a child", None, "critical",
+           ("Received sigquit from a child proces. It usually means the child failed.",)),
+    _event("exception", "hit an exception", r"^(?P<component>\w+) hit an exception", "critical",
+           ("Scheduler hit an exception: Traceback (most recent call last):",),
+           continuation=TRACEBACK.continuation),
+    _event("abort", ("Abort request", "disconnected from the client", "timeout reached", "queue is full"),
+           r"Abort request|disconnected from the client|(?:waiting|running) timeout reached|queue is full", "warning",
+           ("Request is disconnected from the client side (type 1). Abort request obj.rid='abc'",)),
+    _event("overlap_disabled", "Overlap scheduler is disabled", None, "info",
+           ("Overlap scheduler is disabled because of using eagle speculative decoding.",)),
+    _event("nccl_version", "is using nccl==", r"using nccl==(?P<nccl_version>[\d.]+)", "info",
+           ("sglang is using nccl==2.21.5",)),
+    _event("killed", "Killed", r"^Killed$", "critical", ("Killed",)),
+    ACCESS,
+    TRACEBACK,
+)
+
+FORMAT = LogFormat(
+    name="sglang",
+    description="SGLang server log (launch_server), releases 0.1 to 0.5.23",
+    releases="0.1 - 0.5.23",
+    prefix=PREFIX,
+    kinds=KINDS,
+    ts_formats=(TsFormat("%Y-%m-%d %H:%M:%S%.f"), TsFormat("%H:%M:%S%.f", complete="date")),
+    detect=(
+        r"(?:Decode|Prefill|Prefil) batch(?: \[\d+\])?[.,] #",
+        r"new fill batch\. #seq",
+        r"^#running-req: \d+, #token:",
+        r"server_args=ServerArgs\(|^\[[^\]]+\] server_args=\{",
+        r"fired up and ready to roll",
+        r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: (?:DP|TP|EP|PP)\d+)+\] ",
+        r"Load weight (?:begin|end)\. ",
+        r"sglang",
+    ),
+    versions=(
+        (r"Decode batch, .*#queue-req: \d+$", "0.5.9+"),
+        (r"Decode batch, .*#queue-req: \d+, ?$", "0.5.5-0.5.8"),
+        (r"Decode batch \[\d+\], ", "0.5.4"),
+        (r"largest-len: ", "0.4.3.post3-0.4.4.post1"),
+        (r"Decode batch\. .*cuda graph: ", "0.4.7-0.5.3"),
+        (r"Decode batch\. .*#queue-req: \d+, $", "0.4.4-0.4.5"),
+        (r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d TP\d+\] Decode batch\. ", "0.3.4-0.4.6"),
+        (r"\[gpu=\d+\] ", "0.2.9"),
+        (r"\[gpu_id=\d+\] ", "0.1.17-0.2.5"),
+        (r"new fill batch\.", "0.1.x"),
+    ),
+)

@@ -1,0 +1,72 @@
+"""How a log format is declared: data, not code.
+
+A format is a line prefix (named groups), a list of line kinds, and detection hints.
+A line kind says how to recognise a line cheaply (a literal needle, then a regex), how to
+get its fields (named groups, or `key: value` pairs found by key so that a release that
+reorders or adds fields still parses), the table the line goes to, and real sample lines
+that double as tests (as lnav's format files do).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import polars as pl
+
+Handler = Callable[[pl.DataFrame], pl.DataFrame]
+
+
+@dataclass(frozen=True)
+class Key:
+    """A field found by its printed key, wherever it stands in the line."""
+
+    key: str
+    column: str
+    dtype: pl.DataType = pl.Float64
+    percent: bool = False  # printed as 12.5% -> stored as 0.125
+
+
+@dataclass(frozen=True)
+class LineKind:
+    """One kind of line: how to recognise it, what to extract, where it goes."""
+
+    name: str
+    table: str
+    needle: str | tuple[str, ...]
+    match: str | None = None
+    pattern: str | None = None
+    types: Mapping[str, pl.DataType] = field(default_factory=dict)
+    keys: tuple[Key, ...] = ()
+    key_sep: str = ": "
+    extra: bool = False
+    rewrites: tuple[tuple[str, str], ...] = ()
+    pack: str | None = None
+    message: bool = False
+    const: Mapping[str, object] = field(default_factory=dict)
+    continuation: str | None = None
+    handler: Handler | None = None
+    samples: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TsFormat:
+    """A timestamp layout; `complete` adds what the log leaves out ('year' or 'date')."""
+
+    strftime: str
+    complete: str | None = None
+
+
+@dataclass(frozen=True)
+class LogFormat:
+    """A whole source format."""
+
+    name: str
+    description: str
+    prefix: str
+    kinds: tuple[LineKind, ...]
+    detect: tuple[str, ...]
+    ts_formats: tuple[TsFormat, ...] = ()
+    versions: tuple[tuple[str, str], ...] = ()
+    embeddable: bool = False
+    releases: str = ""

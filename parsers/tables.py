@@ -1,0 +1,49 @@
+"""The canonical tables: the contract between parsers and everything downstream.
+
+Every engine's parser writes these columns with these types, so that metrics read one
+shape whatever produced it. A column a parser emits must be declared here (a test runs
+every format's sample lines to check it); the store writes exactly these columns.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+I, F, S, B = pl.Int64, pl.Float64, pl.String, pl.Boolean
+TS = pl.Datetime("us")
+PAIRS = pl.List(pl.Struct({"key": S, "value": S}))
+
+COMMON = {"source": S, "line_no": I, "ts": TS, "kind": S, "rank": S, "gpu": S, "process": S, "level": S}
+
+SCHEMAS: dict[str, dict[str, pl.DataType]] = {
+    "stats": {
+        **COMMON,
+        "phase": S, "running": I, "queued": I, "tokens": I, "token_usage": F, "swa_token_usage": F,
+        "gen_throughput": F, "input_throughput": F, "accept_len": F, "accept_rate": F, "graph": B,
+        "retracted": I, "preempted": I, "new_seq": I, "new_tokens": I, "cached_tokens": I,
+        "cache_hit_rate": F, "pending_tokens": I, "prealloc_usage": F, "transfer_req": I, "extra": PAIRS,
+    },
+    "config": {**COMMON, "key": S, "value": S, "value_num": F, "value_type": S, "origin": S},
+    "events": {**COMMON, "severity": S, "message": S, "fields": S, "span": I},
+    "requests": {**COMMON, "client": S, "port": I, "method": S, "path": S, "http": S, "status": I},
+    "unparsed": {"source": S, "line_no": I, "ts": TS, "text": S},
+}
+
+
+def register(name: str, columns: dict[str, pl.DataType]) -> None:
+    """Declare a format-specific table (nccl_links, bench, ...) with the common columns first."""
+    SCHEMAS[name] = {**COMMON, **columns}
+
+
+def conform(table: str, frame: pl.DataFrame) -> pl.DataFrame:
+    """Exactly the table's columns, in order and type; missing ones are null."""
+    schema = SCHEMAS[table]
+    cols = [
+        (pl.col(c).cast(t, strict=False) if c in frame.columns else pl.lit(None, t)).alias(c)
+        for c, t in schema.items()
+    ]
+    return frame.select(cols)
+
+
+def empty(table: str) -> pl.DataFrame:
+    return pl.DataFrame(schema=SCHEMAS[table])
