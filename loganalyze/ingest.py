@@ -22,7 +22,7 @@ from loganalyze.reader import ReadStats, check_readable, read_batches, spool_std
 from loganalyze.store import Staging, Store, check_run_name
 from loganalyze.wrappers import unwrap
 from parsers.engine import Context, guess_version, parse
-from parsers.spec import LogFormat
+from parsers.spec import FileFormat, LogFormat
 
 SAMPLE_LINES = 2000
 Progress = Callable[[int, int], None]
@@ -80,7 +80,7 @@ def year_for(path: Path, year: int | None) -> tuple[int, str, str]:
         return today.year, today.isoformat(), "current year"
 
 
-def choose_format(sample: pl.Series, path: Path, as_format: str | None) -> LogFormat:
+def choose_format(sample: pl.Series, path: Path, as_format: str | None) -> parsers.Format:
     if as_format:
         if as_format not in parsers.FORMATS:
             raise LoganalyzeError(f"unknown format {as_format!r}; known formats: {', '.join(parsers.FORMATS)}")
@@ -113,6 +113,28 @@ def parse_batch(frame: pl.DataFrame, primary: LogFormat, ctx: Context) -> tuple[
     return tables, lines
 
 
+def stage_tables(staged: Staging, tables: dict[str, list[pl.DataFrame]], lines: dict[str, int],
+                 ctx: Context, result: SourceResult) -> None:
+    for t, parts in tables.items():
+        df = pl.concat(parts, how="diagonal_relaxed").with_columns(source=pl.lit(ctx.source))
+        staged.write(t, df.sort("line_no"))
+    for t, n in lines.items():
+        result.lines_by_table[t] = result.lines_by_table.get(t, 0) + n
+
+
+def read_whole_file(fmt: FileFormat, frame: pl.DataFrame, ctx: Context, staged: Staging,
+                    result: SourceResult) -> None:
+    """Structured files (JSON results) are parsed whole; their line counts are checked the same way."""
+    got = fmt.read(frame, ctx)
+    tables = {t: [df] for t, df in got.tables.items()}
+    lines = dict(got.lines)
+    rest = frame.filter(~frame["line_no"].is_in(got.claimed_lines.implode()))
+    if rest.height:
+        tables.setdefault("unparsed", []).append(rest.select("line_no", "text", ts=pl.lit(None, pl.Datetime("us"))))
+        lines["unparsed"] = lines.get("unparsed", 0) + rest.height
+    stage_tables(staged, tables, lines, ctx, result)
+
+
 def ingest_source(store: Store, run: str, path: Path, shown: str, as_format: str | None,
                   year: int | None, progress: Progress | None) -> SourceResult:
     check_readable(path)
@@ -121,6 +143,7 @@ def ingest_source(store: Store, run: str, path: Path, shown: str, as_format: str
     stats = ReadStats()
     staged: Staging | None = None
     result: SourceResult | None = None
+    whole: list[pl.DataFrame] = []
     try:
         for batch in read_batches(path, stats):
             if result is None:
@@ -128,21 +151,23 @@ def ingest_source(store: Store, run: str, path: Path, shown: str, as_format: str
                     return SourceResult(shown, sha, "", None, 0, 0, skipped=True)
                 sample = unwrap(batch.head(SAMPLE_LINES), yr)["text"]
                 fmt = choose_format(sample, path, as_format)
-                result = SourceResult(shown, sha, fmt.name, guess_version(fmt, sample), 0, 0,
+                version = guess_version(fmt, sample) if isinstance(fmt, LogFormat) else None
+                result = SourceResult(shown, sha, fmt.name, version, 0, 0,
                                       year=yr, year_source=year_source)
                 ctx = Context(source=sha[:16], year=yr, base_date=base_date)
                 staged = store.staging()
+            if isinstance(fmt, FileFormat):
+                whole.append(batch)
+                continue
             frame = unwrap(batch.rename({"text": "raw"}).with_columns(text=pl.col("raw")), yr)
             tables, lines = parse_batch(frame, fmt, ctx)
-            for t, parts in tables.items():
-                df = pl.concat(parts, how="diagonal_relaxed").with_columns(source=pl.lit(ctx.source))
-                staged.write(t, df.sort("line_no"))
-            for t, n in lines.items():
-                result.lines_by_table[t] = result.lines_by_table.get(t, 0) + n
+            stage_tables(staged, tables, lines, ctx, result)
             if progress:
                 progress(stats.bytes_read, stats.lines)
         if result is None:
             raise LoganalyzeError(f"{path}: no text lines (only blank lines)")
+        if whole:
+            read_whole_file(fmt, pl.concat(whole), ctx, staged, result)
         result.lines, result.blank, result.bad_utf8 = stats.lines, stats.blank, stats.bad_utf8
         result.tables = dict(staged.rows)
         result.unparsed = result.lines_by_table.get("unparsed", 0)

@@ -11,20 +11,28 @@ import polars as pl
 
 from parsers import sglang
 from parsers.engine import score
-from parsers.spec import LogFormat
+from parsers.spec import FileFormat, LogFormat
 
-FORMATS: dict[str, LogFormat] = {f.name: f for f in (sglang.FORMAT,)}
+Format = LogFormat | FileFormat
+
+FORMATS: dict[str, Format] = {f.name: f for f in (sglang.FORMAT,)}
 
 MIN_SCORE = 0.01
 
 
 def embeddable() -> list[LogFormat]:
-    return [f for f in FORMATS.values() if f.embeddable]
+    return [f for f in FORMATS.values() if isinstance(f, LogFormat) and f.embeddable]
 
 
-def detect(sample: pl.Series) -> tuple[LogFormat | None, dict[str, float]]:
-    """The format whose detection marks cover most of the sample lines, with all scores."""
-    scores = {name: score(fmt, sample) for name, fmt in FORMATS.items()}
+def _score(fmt: Format, sample: pl.Series) -> float:
+    if isinstance(fmt, FileFormat):
+        return fmt.sniff("\n".join(sample.to_list()))
+    return score(fmt, sample)
+
+
+def detect(sample: pl.Series) -> tuple[Format | None, dict[str, float]]:
+    """The format that best recognises the sample lines, with every format's score."""
+    scores = {name: _score(fmt, sample) for name, fmt in FORMATS.items()}
     best = max(scores, key=lambda n: scores[n], default=None)
     if best is None or scores[best] < MIN_SCORE:
         return None, scores

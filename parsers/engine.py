@@ -8,7 +8,7 @@ Python code runs per line, except in a kind's `handler`, which is kept for rare 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import polars as pl
 import regex
@@ -36,6 +36,7 @@ class Parsed:
     tables: dict[str, pl.DataFrame]
     lines: dict[str, int]
     claimed: pl.Series
+    claimed_lines: pl.Series = field(default_factory=lambda: pl.Series([], dtype=pl.Int64))
 
 
 def _needle_expr(kind: LineKind) -> pl.Expr:
@@ -154,7 +155,16 @@ def extract(kind: LineKind, rows: pl.DataFrame) -> pl.DataFrame:
 
 
 def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
-    """Claim and parse the lines of `frame` that belong to `fmt`."""
+    """Claim and parse the lines of `frame` that belong to `fmt`.
+
+    A format's `gate` (a literal every one of its lines contains) keeps an embeddable
+    format from running all its kinds over every line of another format's file.
+    """
+    if fmt.gate is not None:
+        gated = frame["text"].str.contains(fmt.gate, literal=True)
+        inner = parse(replace(fmt, gate=None), frame.filter(gated), ctx) if gated.any() else None
+        claimed = frame["line_no"].is_in(inner.claimed_lines.implode()) if inner else pl.Series([False] * frame.height)
+        return Parsed(inner.tables if inner else {}, inner.lines if inner else {}, claimed)
     framed = split_prefix(fmt, frame, ctx).with_columns(classify(fmt))
     framed = attach_continuations(framed, fmt)
     bodies = (
@@ -187,9 +197,10 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
         tables.setdefault(kind.table, []).append(
             good.drop("text", "msg", "body", "ok", "owner", "cont", "cont_lines", "wrap_ts", strict=False)
         )
-    claimed = frame["line_no"].is_in(pl.concat(claimed_rows).implode()) if claimed_rows else pl.Series([False] * frame.height)
+    claimed_lines = pl.concat(claimed_rows) if claimed_rows else pl.Series([], dtype=pl.Int64)
+    claimed = frame["line_no"].is_in(claimed_lines.implode())
     merged = {t: pl.concat(parts, how="diagonal_relaxed") for t, parts in tables.items()}
-    return Parsed(tables=merged, lines=lines, claimed=claimed)
+    return Parsed(tables=merged, lines=lines, claimed=claimed, claimed_lines=claimed_lines)
 
 
 def score(fmt: LogFormat, lines: pl.Series) -> float:

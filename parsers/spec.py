@@ -69,4 +69,21 @@ class LogFormat:
     ts_formats: tuple[TsFormat, ...] = ()
     versions: tuple[tuple[str, str], ...] = ()
     embeddable: bool = False
+    gate: str | None = None
+    releases: str = ""
+
+
+@dataclass(frozen=True)
+class FileFormat:
+    """A structured file (JSON, JSONL, CSV) read whole rather than line by line.
+
+    `sniff` scores the first lines of the file joined as text (0 to 1). `read` gets the
+    whole file as a frame of (line_no, text) and a Context, and returns a `Parsed` whose
+    line counts account for every row of that frame, like the line engine.
+    """
+
+    name: str
+    description: str
+    sniff: Callable[[str], float]
+    read: Callable[..., "object"]
     releases: str = ""

@@ -19,9 +19,14 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
     "stats": {
         **COMMON,
         "phase": S, "running": I, "queued": I, "tokens": I, "token_usage": F, "swa_token_usage": F,
-        "gen_throughput": F, "input_throughput": F, "accept_len": F, "accept_rate": F, "graph": B,
+        "gen_throughput": F, "input_throughput": F, "prompt_throughput": F, "swapped": I, "accept_len": F, "accept_rate": F, "graph": B,
         "retracted": I, "preempted": I, "new_seq": I, "new_tokens": I, "cached_tokens": I,
         "cache_hit_rate": F, "pending_tokens": I, "prealloc_usage": F, "transfer_req": I, "extra": PAIRS,
+    },
+    # One row per speculative-decoding metrics line (vLLM) : per-interval counters.
+    "spec": {
+        **COMMON, "drafted": I, "accepted": I, "drafts": I, "mean_accept_len": F, "accept_rate": F,
+        "per_position": pl.List(F),
     },
     "config": {**COMMON, "key": S, "value": S, "value_num": F, "value_type": S, "origin": S},
     "events": {**COMMON, "severity": S, "message": S, "fields": S, "span": I},
