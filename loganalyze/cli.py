@@ -16,7 +16,11 @@ import loganalyze
 from loganalyze.errors import LoganalyzeError
 from loganalyze.ingest import ingest as do_ingest
 from loganalyze.progress import ProgressBar
-from loganalyze.render import print_json, render_ingest, render_runs, render_show
+from loganalyze.diagnosis import SEVERITIES
+from loganalyze.diagnosis import diagnose as run_diagnosis
+from loganalyze.metrics import compute as compute_metrics
+from loganalyze.render import (metrics_csv, print_json, render_findings_md, render_findings_text, render_ingest,
+                               render_metrics, render_runs, render_show)
 from loganalyze.store import Store
 
 STORE = click.option("--store", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -122,6 +126,59 @@ def show(run, store, out_format):
         print_json(data)
     else:
         click.echo(render_show(data))
+
+
+@main.command("metrics")
+@click.argument("run")
+@STORE
+@fmt_option("text", "json", "csv")
+def metrics_cmd(run, store, out_format):
+    """Compute the run's metrics, grouped by family (concurrency, speculative, ...).
+
+    \b
+    Example:
+      loganalyze metrics run42 --format json | jq .concurrency.cap
+    """
+    r = loganalyze.open_run(run, Store(store))
+    families = compute_metrics(r)
+    if out_format == "json":
+        print_json({"run": run, **{name: fam.to_dict() for name, fam in families.items()}})
+    elif out_format == "csv":
+        click.echo(metrics_csv(families))
+    else:
+        click.echo(render_metrics(run, families))
+
+
+@main.command()
+@click.argument("run")
+@STORE
+@click.option("--baseline", default=None, help="A run to compare against (e.g. the same server without speculation).")
+@fmt_option("text", "json", "md")
+@click.option("--fail-on", type=click.Choice(["warning", "critical"]), default=None,
+              help="Exit 1 when a finding of this severity or worse exists (for CI).")
+def diagnose(run, store, baseline, out_format, fail_on):
+    """Find the root causes of slowness in a run, ranked by estimated impact.
+
+    Each finding has an id, a severity, a verdict with numbers, evidence (file:line and
+    the line) and the flag to change.
+
+    \b
+    Example:
+      loganalyze diagnose run42
+      loganalyze diagnose run42 --format json --fail-on critical   # CI gate
+    """
+    s = Store(store)
+    r = loganalyze.open_run(run, s)
+    base = loganalyze.open_run(baseline, s) if baseline else None
+    findings = run_diagnosis(r, base)
+    if out_format == "json":
+        print_json({"run": run, "baseline": baseline, "findings": [f.to_dict() for f in findings]})
+    elif out_format == "md":
+        click.echo(render_findings_md(run, findings))
+    else:
+        click.echo(render_findings_text(run, findings))
+    if fail_on and any(SEVERITIES.index(f.severity) <= SEVERITIES.index(fail_on) for f in findings):
+        sys.exit(1)
 
 
 if __name__ == "__main__":

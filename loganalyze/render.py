@@ -59,3 +59,56 @@ def render_show(data: dict) -> str:
         out.append("config:")
         out += [f"  {k} = {v}" for k, v in sorted(data["config"].items())]
     return "\n".join(out)
+
+
+def render_metrics(run: str, families: dict) -> str:
+    out = [f"run {run}"]
+    for name, fam in families.items():
+        out.append(f"{name}:")
+        for key, value in fam.summary.items():
+            note = f"  ({fam.notes[key]})" if key in fam.notes else ""
+            out.append(f"  {key:<26} {value}{note}")
+    if not families:
+        out.append("  no metrics: the run has no stats lines")
+    return "\n".join(out)
+
+
+def metrics_csv(families: dict) -> str:
+    rows = ["family,metric,value"]
+    for name, fam in families.items():
+        for key, value in fam.summary.items():
+            text = str(value).replace('"', '""')
+            rows.append(f'{name},{key},"{text}"')
+    return "\n".join(rows)
+
+
+BADGE = {"critical": "CRITICAL", "warning": "WARNING", "info": "info"}
+
+
+def render_findings_text(run: str, findings: list) -> str:
+    if not findings:
+        return f"run {run}: no findings. Nothing in these logs points to a problem loganalyze knows."
+    out = [f"run {run}: {findings[0].title}.", ""]
+    for i, f in enumerate(findings, 1):
+        out.append(f"{i}. [{BADGE[f.severity]}] {f.id}: {f.title}")
+        out.append(f"   {f.verdict}")
+        out.append(f"   impact: {f.impact_text}")
+        for e in f.evidence:
+            out.append(f"   > {e.path}:{e.line}: {e.text[:200]}")
+        out.append(f"   fix: {f.recommendation}")
+        out.append("")
+    return "\n".join(out).rstrip()
+
+
+def render_findings_md(run: str, findings: list) -> str:
+    out = [f"# loganalyze diagnosis: {run}", ""]
+    if not findings:
+        out.append("No findings.")
+    for f in findings:
+        out += [f"## {BADGE[f.severity]}: {f.title} (`{f.id}`)", "", f.verdict, "",
+                f"**Impact:** {f.impact_text}", "", f"**Recommendation:** {f.recommendation}", ""]
+        if f.evidence:
+            out.append("```")
+            out += [f"{e.path}:{e.line}: {e.text[:300]}" for e in f.evidence]
+            out += ["```", ""]
+    return "\n".join(out)

@@ -13,7 +13,8 @@ I, F, S, B = pl.Int64, pl.Float64, pl.String, pl.Boolean
 TS = pl.Datetime("us")
 PAIRS = pl.List(pl.Struct({"key": S, "value": S}))
 
-COMMON = {"source": S, "line_no": I, "ts": TS, "kind": S, "rank": S, "gpu": S, "process": S, "level": S}
+# `raw` is the line as read (wrappers included): findings quote it as evidence.
+COMMON = {"source": S, "line_no": I, "ts": TS, "kind": S, "rank": S, "gpu": S, "process": S, "level": S, "raw": S}
 
 SCHEMAS: dict[str, dict[str, pl.DataType]] = {
     "stats": {

@@ -1,0 +1,30 @@
+"""Diagnosis: every check over a run's metrics, findings ranked by estimated impact."""
+
+from __future__ import annotations
+
+from loganalyze import metrics
+from loganalyze.diagnosis import client_limited, concurrency_cap, low_acceptance
+from loganalyze.diagnosis.base import SEVERITIES, Context, Finding
+from loganalyze.run import Run
+
+CHECKS = (concurrency_cap.check, low_acceptance.check, client_limited.check)
+
+
+def rank(findings: list[Finding]) -> list[Finding]:
+    """Largest estimated impact first; severity breaks ties."""
+    return sorted(findings, key=lambda f: (-f.impact, SEVERITIES.index(f.severity)))
+
+
+def diagnose(run: Run, baseline: Run | None = None) -> list[Finding]:
+    ctx = Context(run, metrics.compute(run), baseline, metrics.compute(baseline) if baseline else None)
+    found: list[Finding] = []
+    for check in CHECKS:
+        found += check(ctx)
+    return rank(found)
+
+
+def worst(findings: list[Finding]) -> str | None:
+    for severity in SEVERITIES:
+        if any(f.severity == severity for f in findings):
+            return severity
+    return None

@@ -1,0 +1,69 @@
+"""What a finding is, and what every check receives.
+
+A check is one module with one function `check(ctx) -> list[Finding]`. It reads
+metrics families (and, for evidence, rows of the run's tables: their `raw` line text),
+never raw log files. `impact` is the estimated fraction of throughput (or latency) lost,
+0 to 1: findings are ranked by it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import polars as pl
+
+from loganalyze.metrics.base import Family
+from loganalyze.run import Run
+
+SEVERITIES = ("critical", "warning", "info")
+MAX_EVIDENCE = 5
+
+
+@dataclass
+class Evidence:
+    path: str
+    line: int
+    text: str
+
+
+@dataclass
+class Finding:
+    id: str
+    severity: str
+    title: str
+    verdict: str
+    impact: float
+    impact_text: str
+    recommendation: str
+    confidence: str = "high"
+    evidence: list[Evidence] = field(default_factory=list)
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Context:
+    run: Run
+    metrics: dict[str, Family]
+    baseline: Run | None = None
+    baseline_metrics: dict[str, Family] | None = None
+
+    def paths(self) -> dict[str, str]:
+        return {s["id"]: s["path"] for s in self.run.info["sources"]}
+
+    def evidence(self, rows: pl.DataFrame, limit: int = MAX_EVIDENCE) -> list[Evidence]:
+        """Evidence from table rows that carry source, line_no and raw."""
+        paths = self.paths()
+        return [
+            Evidence(paths.get(r["source"], r["source"]), int(r["line_no"]), (r["raw"] or "").strip())
+            for r in rows.head(limit).iter_rows(named=True)
+        ]
+
+    def config_rows(self, *keys: str, origin: str | None = None) -> pl.DataFrame:
+        cfg = self.run.table("config").filter(pl.col("key").is_in(list(keys)))
+        if origin:
+            cfg = cfg.filter(pl.col("origin") == origin)
+        return cfg.sort("line_no").collect().unique("line_no", keep="first", maintain_order=True)

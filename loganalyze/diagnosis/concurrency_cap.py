@@ -1,0 +1,74 @@
+"""concurrency-cap: `running` pinned at a server cap while requests wait in the queue.
+
+Running flat with an empty queue is the client's own limit (client-limited, info).
+In speculative mode SGLang lowers max_running_requests to 48 unless the flag is given
+(shared/formats/sglang.md section 5): the finding names that reset when it caused the cap.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from loganalyze.diagnosis.base import Context, Finding
+
+MIN_CAPPED = 0.05  # fraction of decode intervals at the cap with a queue
+CRITICAL_CAPPED = 0.25
+
+
+def _recommendation(cap: int, reset: bool, engine_flag: str) -> str:
+    if reset:
+        return (f"Pass {engine_flag} explicitly (e.g. {engine_flag} 128, sized to the KV cache), or turn "
+                "speculation off above the concurrency where it stops paying (see spec findings); "
+                f"the cap of {cap} came from the speculative-decoding reset, not from memory.")
+    return f"Raise {engine_flag} above {cap} if token usage leaves room, or add replicas for the queued load."
+
+
+def check(ctx: Context) -> list[Finding]:
+    c = ctx.metrics.get("concurrency")
+    if not c:
+        return []
+    s = c.summary
+    if not s["cap"]:
+        return []
+    capped = s["capped_fraction"] or 0.0
+    if capped < MIN_CAPPED:
+        return []
+    timeline = c.frames["timeline"]
+    at_cap = timeline.filter("capped")
+    wait_share = (at_cap["queued"] / (at_cap["queued"] + at_cap["running"])).mean()
+    peak = at_cap.sort("queued", descending=True)
+    reset = s["speculative_reset"] or _spec_48(ctx, s["cap"])
+    engine_flag = "--max-num-seqs" if s["cap_source"] in ("default",) or _is_vllm(ctx) else "--max-running-requests"
+    cap_rows = ctx.config_rows("max_running_requests", "max_num_seqs")
+    evidence = ctx.evidence(pl.concat([cap_rows.select("source", "line_no", "raw"),
+                                       peak.select("source", "line_no", "raw").head(3)]))
+    origin = " (reset by speculative decoding)" if reset else ""
+    verdict = (f"Running requests sit at the server cap of {s['cap']}{origin} in {capped:.0%} of decode "
+               f"intervals while up to {s['queue_max']} requests wait (mean {s['queue_mean_at_cap']} at the cap); "
+               f"token usage is only {s['token_usage_max']:.2f} at most, so the cap is configuration, not memory."
+               if s["token_usage_max"] is not None and s["token_usage_max"] < 0.9 else
+               f"Running requests sit at the server cap of {s['cap']}{origin} in {capped:.0%} of decode "
+               f"intervals while up to {s['queue_max']} requests wait.")
+    return [Finding(
+        id="concurrency-cap",
+        severity="critical" if capped >= CRITICAL_CAPPED else "warning",
+        title=f"Concurrency capped at {s['cap']}" + (" by the speculative-decoding reset" if reset else ""),
+        verdict=verdict,
+        impact=float(wait_share),
+        impact_text=f"{wait_share:.0%} of offered requests wait in the queue while the server is at the cap",
+        recommendation=_recommendation(s["cap"], reset, engine_flag),
+        confidence="high" if s["cap_source"] not in ("inferred",) else "medium",
+        evidence=evidence,
+        metrics={k: s[k] for k in ("cap", "cap_source", "speculative_reset", "capped_fraction", "queue_max",
+                                   "queue_mean_at_cap", "token_usage_max", "running_max")},
+    )]
+
+
+def _spec_48(ctx: Context, cap: int) -> bool:
+    """SGLang <= 0.5.3 set 48 (32 in 0.4.3.post3-0.4.4.post1) silently under speculation."""
+    spec = ctx.metrics.get("speculative")
+    return bool(spec and spec.summary["algorithm"] and cap in (48, 32))
+
+
+def _is_vllm(ctx: Context) -> bool:
+    return any(s["format"] == "vllm" for s in ctx.run.info["sources"])

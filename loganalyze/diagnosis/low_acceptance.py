@@ -1,0 +1,82 @@
+"""low-acceptance: speculative accept length far below what the settings allow.
+
+Thresholds (docs/findings.md cites shared/knowledge/speculative-decoding.md):
+matched drafters with a 3-step chain reach accept length 2.45-3.05, i.e. a normalised
+acceptance (len - 1) / (max - 1) of at least ~0.48; below 0.4 the drafter is weak or
+mismatched; at or below 1.3 with 3+ steps it is broken (wrong checkpoint, vocabulary,
+RoPE). A per-position rate that collapses after the first position is the signature of
+a drafter trained for another model.
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from loganalyze.diagnosis.base import Context, Finding
+
+HEALTHY_NORMALISED = 0.48
+LOW_NORMALISED = 0.40
+MISMATCH_NORMALISED = 0.25
+BROKEN_LEN = 1.3
+COLLAPSE_RATIO = 0.5
+
+
+def _basename(path: str | None) -> str:
+    return re.sub(r"[-_.]", "", (path or "").rstrip("/").split("/")[-1].lower())
+
+
+def drafter_mismatch(target: str | None, drafter: str | None) -> bool:
+    """True when the drafter's name does not contain the served model's name (Kimi-K2 vs Kimi-K2.5)."""
+    t, d = _basename(target), _basename(drafter)
+    return bool(t and d) and t not in d
+
+
+def _collapse(per_position: list[float] | None) -> bool:
+    return bool(per_position and len(per_position) > 1 and per_position[0] > 0
+                and per_position[1] < COLLAPSE_RATIO * per_position[0])
+
+
+def check(ctx: Context) -> list[Finding]:
+    spec = ctx.metrics.get("speculative")
+    if not spec or spec.summary["accept_len_mean"] is None:
+        return []
+    s = spec.summary
+    length, maximum, norm = s["accept_len_mean"], s["max_accept_len"], s["acceptance_normalised"]
+    if norm is None or norm >= LOW_NORMALISED:
+        return []
+    broken = length <= BROKEN_LEN and (maximum or 0) >= 4
+    reference = 1 + HEALTHY_NORMALISED * (maximum - 1)
+    lost = max(0.0, 1 - length / reference)
+    target = ctx.run.config().get("model_path") or ctx.run.config().get("model")
+    mismatch = drafter_mismatch(target, s["drafter"])
+    cause = ("a broken drafter (wrong checkpoint, vocabulary or RoPE)" if broken else
+             "a drafter trained for another model" if mismatch or _collapse(s["per_position"]) else
+             "a drafter mismatched to the target" if norm < MISMATCH_NORMALISED else
+             "a weak or domain-mismatched drafter")
+    drafter = f" Drafter: {s['drafter']}" + (f" (target: {target})" if target else "") + "." if s["drafter"] else ""
+    verdict = (f"Accept length {length:.2f} of a possible {maximum:g} (normalised {norm:.0%}; matched drafters "
+               f"reach about {reference:.2f} with these settings), which points to {cause}.{drafter}")
+    if _collapse(s["per_position"]):
+        verdict += f" Acceptance per position {s['per_position']} collapses after the first position."
+    rows = spec.frames["timeline"].sort("accept_len").head(3)
+    drafter_rows = ctx.config_rows("speculative_draft_model_path", "speculative_config", "speculative_model")
+    evidence = ctx.evidence(pl.concat([drafter_rows.select("source", "line_no", "raw"),
+                                       rows.select("source", "line_no", "raw")]))
+    return [Finding(
+        id="low-acceptance",
+        severity="critical" if broken else "warning",
+        title=f"Low speculative acceptance: {length:.2f} of {maximum:g} tokens per step",
+        verdict=verdict,
+        impact=lost,
+        impact_text=f"{lost:.0%} fewer tokens per verification step than a matched drafter",
+        recommendation=("Train or fine-tune the drafter on the target model's own outputs (SpecForge or "
+                        "speculators, regenerating data with the served model), check the drafter was built "
+                        "for this exact target; until then lower --speculative-num-steps or turn speculation off."),
+        confidence="high" if s["intervals"] >= 5 else "medium",
+        evidence=evidence,
+        metrics={k: s[k] for k in ("accept_len_mean", "accept_len_min", "accept_len_max", "max_accept_len",
+                                   "acceptance_normalised", "steps", "topk", "draft_tokens", "drafter",
+                                   "per_position")} | {"matched_reference": round(reference, 2)},
+    )]

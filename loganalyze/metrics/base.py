@@ -1,0 +1,54 @@
+"""What every metrics family returns, and helpers they share.
+
+A family (concurrency, speculative, nccl, ...) is one module with one public function
+`Run -> Family | None` (None when the run has no data for it). `summary` holds the
+numbers scripts and findings use; `frames` hold the series that charts draw; `notes`
+say where a value came from (a cap from config, a default, or inferred).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from loganalyze.run import Run
+
+
+@dataclass
+class Family:
+    name: str
+    summary: dict[str, Any]
+    frames: dict[str, pl.DataFrame] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.summary, "notes": self.notes} if self.notes else dict(self.summary)
+
+
+def config_value(config: pl.DataFrame, *keys: str) -> tuple[str | None, float | None, dict | None]:
+    """The last value of the first key present: (text, number, the config row as a dict)."""
+    for key in keys:
+        rows = config.filter(pl.col("key") == key).sort("line_no")
+        if rows.height:
+            row = rows.row(-1, named=True)
+            return row["value"], row["value_num"], row
+    return None, None, None
+
+
+def primary_rank(stats: pl.DataFrame) -> pl.DataFrame:
+    """Rows of the one rank that metrics follow: stats are printed per rank and per DP group.
+
+    The rank with the most rows wins (TP0, or the only one); with DP attention each DP
+    rank prints its own numbers, and the cap is divided among them.
+    """
+    if stats.height == 0:
+        return stats
+    counts = stats.group_by("rank").len().sort(["len", "rank"], descending=[True, False], nulls_last=False)
+    rank = counts["rank"][0]
+    return stats.filter(pl.col("rank").is_null() if rank is None else pl.col("rank") == rank)
+
+
+def round_or_none(x: float | None, digits: int = 3) -> float | None:
+    return None if x is None else round(float(x), digits)

@@ -1,0 +1,86 @@
+"""Concurrency saturation: is `running` pinned at a server cap while requests queue?
+
+The cap is SGLang's max_running_requests or vLLM's max_num_seqs, from the config the log
+printed; failing that vLLM's default for the version, or, last, inferred from a flat
+maximum of `running` while the queue is non-empty (labelled as such).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from loganalyze.metrics.base import Family, config_value, primary_rank, round_or_none
+from loganalyze.run import Run
+
+NEAR_FULL = 0.9
+
+
+def find_cap(config: pl.DataFrame, decode: pl.DataFrame) -> tuple[int | None, str, dict | None]:
+    """(cap, where it came from, the config row) for the decode rows' scheduler."""
+    _, num, row = config_value(config, "max_running_requests", "max_num_seqs")
+    if num is not None:
+        cap = int(num)
+        dp_text, dp, _ = config_value(config, "dp_size")
+        attn_dp, _, _ = config_value(config, "enable_dp_attention")
+        if attn_dp == "True" and dp and dp > 1:
+            cap //= int(dp)
+        return cap, row["origin"], row
+    version, _, _ = config_value(config, "engine_version")
+    engine, _, _ = config_value(config, "engine")
+    if engine == "vllm":
+        from parsers.vllm_defaults import default_max_num_seqs
+
+        default = default_max_num_seqs(version)
+        if default:
+            return default, "default", None
+    inferred = infer_cap(decode)
+    return inferred, "inferred" if inferred else "unknown", None
+
+
+def infer_cap(decode: pl.DataFrame) -> int | None:
+    """The maximum of `running` when it recurs with a non-empty queue: a cap the log never printed."""
+    if decode.height == 0 or decode["running"].max() is None:
+        return None
+    top = decode["running"].max()
+    pinned = decode.filter((pl.col("running") == top) & (pl.col("queued") > 0))
+    memory_bound = (pinned["token_usage"].fill_null(0) >= NEAR_FULL).mean() or 0
+    if pinned.height < max(3, 0.1 * decode.height) or memory_bound > 0.5:
+        return None
+    return int(top)
+
+
+def concurrency(run: Run) -> Family | None:
+    stats = run.table("stats").filter(pl.col("phase") == "decode").sort("ts", "line_no").collect()
+    if stats.height == 0:
+        return None
+    decode = primary_rank(stats)
+    config = run.table("config").collect()
+    cap, origin, cap_row = find_cap(config, decode)
+    reset = config.filter(pl.col("origin") == "speculative_reset")
+    at_cap = (pl.col("running") >= cap) if cap else pl.lit(False)
+    flags = decode.with_columns(at_cap=at_cap, capped=at_cap & (pl.col("queued") > 0))
+    capped = flags.filter("capped")
+    summary = {
+        "cap": cap,
+        "cap_source": origin,
+        "speculative_reset": reset.height > 0,
+        "decode_rows": decode.height,
+        "rank": decode["rank"][0],
+        "running_mean": round_or_none(decode["running"].mean(), 2),
+        "running_max": decode["running"].max(),
+        "queue_mean": round_or_none(decode["queued"].mean(), 2),
+        "queue_max": decode["queued"].max(),
+        "queue_mean_at_cap": round_or_none(capped["queued"].mean(), 2) if capped.height else None,
+        "at_cap_fraction": round_or_none(flags["at_cap"].mean()),
+        "capped_fraction": round_or_none(flags["capped"].mean()),
+        "queued_fraction": round_or_none((decode["queued"] > 0).mean()),
+        "token_usage_mean": round_or_none(decode["token_usage"].mean()),
+        "token_usage_max": round_or_none(decode["token_usage"].max()),
+        "near_full_fraction": round_or_none((decode["token_usage"] >= NEAR_FULL).mean()),
+        "gen_throughput_mean": round_or_none(decode["gen_throughput"].mean(), 2),
+        "gen_throughput_max": round_or_none(decode["gen_throughput"].max(), 2),
+    }
+    timeline = flags.select("ts", "line_no", "source", "running", "queued", "token_usage", "gen_throughput",
+                            "at_cap", "capped", "raw").with_columns(cap=pl.lit(cap, pl.Int64))
+    notes = {"cap": f"{origin}" + (f" (line {cap_row['line_no']})" if cap_row else "")}
+    return Family("concurrency", summary, {"timeline": timeline}, notes)
