@@ -16,7 +16,7 @@ import regex
 from parsers.spec import LineKind, LogFormat, TsFormat
 
 VALUE = r"([^ ,]+?)\.?(?:[ ,]|$)"
-PAIR = r"(?:^|[,.] )[#A-Za-z][^:,]*?: [^ ,]+"
+PAIR = r"[,.] [#A-Za-z][^:,]*?: [^ ,]+"
 
 
 @dataclass

@@ -1,0 +1,159 @@
+"""Ingest end to end through the CLI: inputs of every kind, bad inputs, idempotence."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+import zstandard
+from click.testing import CliRunner
+
+from conftest import sample
+from loganalyze.cli import main
+
+LINES = [
+    "[2026-01-02 03:04:05 TP0] Decode batch, #running-req: 48, #token: 9000, token usage: 0.10, "
+    "accept len: 1.70, accept rate: 0.42, cuda graph: True, gen throughput (token/s): 849.00, #queue-req: 80, ",
+    '[2026-01-02 03:04:06] INFO:     127.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+    "something no parser knows",
+]
+
+
+def cli(*args, input=None):
+    result = CliRunner().invoke(main, [str(a) for a in args], input=input)
+    return result.exit_code, result.output
+
+
+@pytest.fixture
+def log(tmp_path):
+    path = tmp_path / "server.log"
+    path.write_text("\n".join(LINES) + "\n\n")
+    return path
+
+
+def ingest_json(store, *args, input=None):
+    code, out = cli("ingest", *args, "--store", store, "--format", "json", "-q", input=input)
+    assert code == 0, out
+    return json.loads(out)
+
+
+def test_counts_add_up_and_unparsed_keeps_line_numbers(tmp_path, log):
+    store = tmp_path / "s"
+    out = ingest_json(store, log, "--run", "r1")
+    src = out["sources"][0]
+    assert out["run"] == "r1" and src["format"] == "sglang"
+    assert src["lines_by_table"] == {"stats": 1, "requests": 1, "unparsed": 1}
+    assert (src["lines"], src["blank"]) == (4, 1)
+    code, shown = cli("show", "r1", "--store", store, "--format", "json")
+    assert json.loads(shown)["tables"] == {"stats": 1, "requests": 1, "unparsed": 1}
+
+
+def test_reingest_adds_nothing(tmp_path, log):
+    store = tmp_path / "s"
+    ingest_json(store, log, "--run", "r1")
+    again = ingest_json(store, log, "--run", "r1")
+    assert again["sources"][0]["skipped"] is True
+    code, shown = cli("show", "r1", "--store", store, "--format", "json")
+    assert json.loads(shown)["tables"]["stats"] == 1
+
+
+def test_without_run_creates_next_run(tmp_path, log):
+    store = tmp_path / "s"
+    assert ingest_json(store, log)["run"] == "run1"
+    assert ingest_json(store, sample("sglang", "06_"))["run"] == "run2"
+
+
+@pytest.mark.parametrize("compress", ["gz", "zst", "stdin"])
+def test_compressed_and_stdin_inputs(tmp_path, log, compress):
+    data = log.read_bytes()
+    if compress == "gz":
+        path = tmp_path / "server.log.gz"
+        path.write_bytes(gzip.compress(data))
+        out = ingest_json(tmp_path / "s", path)
+    elif compress == "zst":
+        path = tmp_path / "server.log.zst"
+        path.write_bytes(zstandard.ZstdCompressor().compress(data))
+        out = ingest_json(tmp_path / "s", path)
+    else:
+        out = ingest_json(tmp_path / "s", "-", input=data)
+    assert out["sources"][0]["lines_by_table"]["stats"] == 1
+
+
+@pytest.mark.parametrize("wrap", [
+    "2026-01-02T03:04:05.123456789Z {}",
+    "sglang-1  | {}",
+    "Jan  2 03:04:05 host python3[28059]: {}",
+    "\x1b[1;36m(EngineCore_DP0 pid=12)\x1b[0;0m {}",
+    "{}\r",
+])
+def test_wrappers_are_removed(tmp_path, wrap):
+    path = tmp_path / "wrapped.log"
+    path.write_text("\n".join(wrap.format(line) for line in LINES[:2]) + "\n")
+    out = ingest_json(tmp_path / "s", path, "--run", "w")
+    assert out["sources"][0]["lines_by_table"] == {"stats": 1, "requests": 1}
+
+
+def test_wrapper_timestamp_fills_a_line_without_one(tmp_path):
+    path = tmp_path / "k8s.log"
+    path.write_text("2026-03-04T05:06:07Z Decode batch. #running-req: 3, #token: 10, token usage: 0.01, "
+                    "gen throughput (token/s): 5.00, #queue-req: 0\n")
+    ingest_json(tmp_path / "s", path, "--run", "k")
+    import loganalyze as la
+    ts = la.open_run("k", tmp_path / "s").table("stats").collect()["ts"][0]
+    assert ts.isoformat() == "2026-03-04T05:06:07"
+
+
+def bad_inputs(tmp_path):
+    (tmp_path / "empty.log").write_bytes(b"")
+    (tmp_path / "binary.bin").write_bytes(b"\x00\x01\x02ELF" * 100)
+    (tmp_path / "trunc.log.gz").write_bytes(gzip.compress(b"Decode batch. #running-req: 1\n" * 1000)[:50])
+    (tmp_path / "unknown.log").write_text("hello world\nnothing to see\n")
+    (tmp_path / "adir").mkdir()
+    return {
+        "missing": (tmp_path / "nope.log", "no such file"),
+        "directory": (tmp_path / "adir", "is a directory"),
+        "empty": (tmp_path / "empty.log", "empty file"),
+        "binary": (tmp_path / "binary.bin", "binary data"),
+        "truncated gzip": (tmp_path / "trunc.log.gz", "truncated or corrupt"),
+        "unknown format": (tmp_path / "unknown.log", "unknown format (known formats: sglang"),
+    }
+
+
+@pytest.mark.parametrize("case", ["missing", "directory", "empty", "binary", "truncated gzip", "unknown format"])
+def test_bad_input_is_one_line_error(tmp_path, case):
+    path, message = bad_inputs(tmp_path)[case]
+    code, out = cli("ingest", path, "--store", tmp_path / "s", "-q")
+    assert code == 2
+    assert "Traceback" not in out and message in out
+    assert len(out.strip().splitlines()) == 1
+
+
+def test_bad_utf8_is_replaced_with_a_warning(tmp_path):
+    path = tmp_path / "bad.log"
+    path.write_bytes(LINES[0].encode() + b" \xff\xfe\n")
+    code, out = cli("ingest", path, "--store", tmp_path / "s", "-q")
+    assert code == 0 and "2 bytes were not valid UTF-8" in out
+
+
+@pytest.mark.parametrize("args,message", [
+    (["show", "nope"], "no run 'nope'"),
+    (["diagnose", "nope"], "no run 'nope'"),
+    (["show", "../x"], "bad run name"),
+    (["ingest", "x.log", "--run", "../x"], "bad run name"),
+])
+def test_bad_run_is_one_line_error(tmp_path, log, args, message):
+    if args[0] == "ingest":
+        args = ["ingest", log, *args[2:]]
+    code, out = cli(*args, "--store", tmp_path / "s")
+    assert code == 2 and message in out and "Traceback" not in out
+
+
+def test_fail_on_gates_ci(tmp_path):
+    store = tmp_path / "s"
+    ingest_json(store, sample("sglang", "16_"), "--run", "spec")
+    assert cli("diagnose", "spec", "--store", store, "--fail-on", "warning")[0] == 1
+    assert cli("diagnose", "spec", "--store", store, "--fail-on", "critical")[0] == 0
+    code, out = cli("diagnose", "spec", "--store", store, "--format", "json")
+    finding = json.loads(out)["findings"][0]
+    assert {"id", "severity", "title", "evidence", "recommendation"} <= finding.keys()

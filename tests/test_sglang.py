@@ -1,0 +1,149 @@
+"""SGLang samples from public bug reports: real values parsed, the diagnosis SOURCES.md gives."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from conftest import SAMPLES, sample
+from loganalyze import metrics
+from loganalyze.diagnosis import diagnose
+
+SGLANG = sorted((SAMPLES / "sglang").glob("*.log"))
+
+
+@pytest.mark.parametrize("path", SGLANG, ids=lambda p: p.name[:2])
+def test_every_sample_ingests_and_every_line_is_accounted(path, ingest_one):
+    result, _ = ingest_one(path)
+    src = result.sources[0]
+    assert src.format == "sglang"
+    assert sum(src.lines_by_table.values()) + src.blank == src.lines
+
+
+def decode(run) -> pl.DataFrame:
+    return run.table("stats").filter(pl.col("phase") == "decode").sort("line_no").collect()
+
+
+def ids(run) -> list[str]:
+    return [f.id for f in diagnose(run)]
+
+
+def test_01_v01_fill_batch(ingest_one):
+    _, run = ingest_one(sample("sglang", "01_"))
+    row = run.table("stats").collect().row(0, named=True)
+    assert (row["phase"], row["new_seq"], row["cached_tokens"], row["new_tokens"]) == ("prefill", 1, 330, 2172)
+    assert (row["queued"], row["running"], row["cache_hit_rate"]) == (57, 9, pytest.approx(0.6916))
+    assert "concurrency-cap" not in ids(run)
+
+
+def test_02_gpu_prefix_kv_full(ingest_one):
+    _, run = ingest_one(sample("sglang", "02_"))
+    row = decode(run).row(0, named=True)
+    assert (row["gpu"], row["running"], row["queued"], row["token_usage"]) == ("0", 381, 1549, 0.96)
+    assert row["gen_throughput"] == pytest.approx(93.97)
+
+
+def test_04_eagle2_prefills_one_by_one(ingest_one):
+    result, run = ingest_one(sample("sglang", "04_"))
+    prefill = run.table("stats").filter(pl.col("phase") == "prefill").sort("line_no").collect()
+    assert prefill["new_seq"].to_list() == [1] * 7
+    assert prefill["queued"].to_list()[1:] == [62, 61, 60, 59, 58, 57]
+    assert prefill["rank"].unique().to_list() == ["TP0"]
+    assert run.table("requests").collect()["path"].to_list() == ["/get_model_info"]
+    assert result.sources[0].lines_by_table == {"stats": 7, "requests": 1}
+
+
+def test_06_largest_len_trailing_comma_keeps_unknown_key(ingest_one):
+    _, run = ingest_one(sample("sglang", "06_"))
+    d = decode(run)
+    assert d["running"].to_list() == [509, 454, 397, 346, 301, 235, 182]
+    assert d["queued"].to_list() == [0] * 7
+    assert d["extra"][0].to_list() == [{"key": "largest-len", "value": "0"}]
+
+
+def test_08_steady_decode_is_healthy(ingest_one):
+    _, run = ingest_one(sample("sglang", "08_"))
+    d = decode(run)
+    assert d["running"].unique().to_list() == [8]
+    assert d["tokens"].diff().drop_nulls().unique().to_list() == [320]
+    assert all(f.severity == "info" for f in diagnose(run))
+
+
+def test_15_abbreviated_swa_lines(ingest_one):
+    _, run = ingest_one(sample("sglang", "15_"))
+    d = decode(run)
+    assert d["token_usage"].unique().to_list() == [0.92]
+    assert d["swa_token_usage"].unique().to_list() == [0.09]
+    assert d["tokens"][0] == 2435072
+    assert d["queued"].null_count() == d.height
+    assert d["ts"][0].hour == 3 and d["ts"][0].minute == 51
+
+
+def test_16_pd_decode_low_acceptance(ingest_one):
+    _, run = ingest_one(sample("sglang", "16_"))
+    d = decode(run)
+    assert d["accept_len"].to_list() == [1.67, 1.68, 1.73, 1.72]
+    assert d["accept_rate"].to_list() == [0.13, 0.14, 0.14, 0.14]
+    assert d["transfer_req"].to_list() == [1, 2, 3, 3]
+    assert d["graph"].all()
+    spec = metrics.compute(run)["speculative"].summary
+    assert spec["accept_len_mean"] == pytest.approx(1.70, abs=0.005)
+    assert spec["max_accept_len"] == pytest.approx(6.1, abs=0.1)
+    found = diagnose(run)
+    assert [f.id for f in found] == ["low-acceptance"]
+    assert "mismatch" in found[0].verdict
+
+
+def test_18_npu_tp_ep_healthy_acceptance(ingest_one):
+    _, run = ingest_one(sample("sglang", "18_"))
+    d = decode(run)
+    assert d["rank"].unique().to_list() == ["TP0 EP0"]
+    assert d["accept_len"].max() == 3.05 and d["accept_len"].min() == 2.63
+    assert d["graph"].all()
+    assert "low-acceptance" not in ids(run)
+
+
+def test_19_kv_full_is_not_a_cap(ingest_one):
+    _, run = ingest_one(sample("sglang", "19_"))
+    d = decode(run)
+    assert (d["running"][0], d["queued"][0], d["token_usage"][0], d["tokens"][0]) == (6, 5, 0.94, 1920)
+    assert metrics.compute(run)["concurrency"].summary["cap"] is None
+    assert "concurrency-cap" not in ids(run)
+
+
+def test_20_watchdog_on_every_rank(ingest_one):
+    _, run = ingest_one(sample("sglang", "20_"))
+    ev = run.table("events").collect()
+    wd = ev.filter(pl.col("kind") == "watchdog_timeout")
+    assert wd.height == 8 and sorted(wd["rank"].to_list()) == [f"TP{i}" for i in range(8)]
+    assert wd["fields"].str.json_decode().struct.field("timeout_s").unique().to_list() == [300.0]
+    assert set(ev["kind"]) == {"watchdog_timeout", "child_failed", "killed"}
+
+
+def test_22_startup_lines_without_prefix(ingest_one):
+    result, run = ingest_one(sample("sglang", "22_"))
+    ev = run.table("events").collect()
+    begin = ev.filter(pl.col("kind") == "load_weight_begin")
+    assert begin["fields"].str.json_decode().struct.field("avail_mem_gb").to_list() == [46.81]
+    shards = ev.filter(pl.col("kind") == "shard_progress")["fields"].str.json_decode()
+    assert shards.struct.field("percent").to_list()[:2] == [0.0, 25.0]
+    assert result.sources[0].unparsed == result.sources[0].lines - ev.height
+
+
+def test_24_truncated_server_args_shows_speculative_reset_value(ingest_one):
+    _, run = ingest_one(sample("sglang", "24_"))
+    cfg = run.config()
+    assert cfg["max_running_requests"] == "48"
+    assert cfg["mem_fraction_static"] == "0.835"
+    assert cfg["model_path"].startswith("/models/Qwen/Qwen3-4B/")
+    assert "max_total_token" not in cfg  # the cut-off last key is not invented
+    types = dict(run.table("config").select("key", "value_type").collect().iter_rows())
+    assert (types["port"], types["trust_remote_code"], types["context_length"]) == ("int", "bool", "none")
+
+
+def test_25_per_rank_startup(ingest_one):
+    _, run = ingest_one(sample("sglang", "25_"))
+    ev = run.table("events").collect()
+    begin = ev.filter(pl.col("kind") == "load_weight_begin")
+    assert sorted(begin["rank"].to_list()) == ["TP0", "TP1"]
+    assert not [f for f in diagnose(run) if f.severity != "info"]
