@@ -41,6 +41,14 @@ def test_02_gpu_prefix_kv_full(ingest_one):
     row = decode(run).row(0, named=True)
     assert (row["gpu"], row["running"], row["queued"], row["token_usage"]) == ("0", 381, 1549, 0.96)
     assert row["gen_throughput"] == pytest.approx(93.97)
+    assert ids(run) == ["kv-pressure"]
+
+
+def test_03_kv_bound_not_a_cap(ingest_one):
+    _, run = ingest_one(sample("sglang", "03_"))
+    row = decode(run).row(0, named=True)
+    assert (row["running"], row["queued"], row["token_usage"]) == (1010, 12279, 0.93)
+    assert ids(run) == ["kv-pressure"]
 
 
 def test_04_eagle2_prefills_one_by_one(ingest_one):
@@ -59,6 +67,9 @@ def test_06_largest_len_trailing_comma_keeps_unknown_key(ingest_one):
     assert d["running"].to_list() == [509, 454, 397, 346, 301, 235, 182]
     assert d["queued"].to_list() == [0] * 7
     assert d["extra"][0].to_list() == [{"key": "largest-len", "value": "0"}]
+    found = diagnose(run)
+    assert [f.id for f in found] == ["drain-excluded"]
+    assert "509 -> 182" in found[0].verdict
 
 
 def test_08_steady_decode_is_healthy(ingest_one):
@@ -77,6 +88,7 @@ def test_15_abbreviated_swa_lines(ingest_one):
     assert d["tokens"][0] == 2435072
     assert d["queued"].null_count() == d.height
     assert d["ts"][0].hour == 3 and d["ts"][0].minute == 51
+    assert ids(run) == ["kv-pressure"]
 
 
 def test_16_pd_decode_low_acceptance(ingest_one):
@@ -108,7 +120,7 @@ def test_19_kv_full_is_not_a_cap(ingest_one):
     d = decode(run)
     assert (d["running"][0], d["queued"][0], d["token_usage"][0], d["tokens"][0]) == (6, 5, 0.94, 1920)
     assert metrics.compute(run)["concurrency"].summary["cap"] is None
-    assert "concurrency-cap" not in ids(run)
+    assert ids(run) == ["kv-pressure"]
 
 
 def test_20_watchdog_on_every_rank(ingest_one):
@@ -128,6 +140,9 @@ def test_22_startup_lines_without_prefix(ingest_one):
     shards = ev.filter(pl.col("kind") == "shard_progress")["fields"].str.json_decode()
     assert shards.struct.field("percent").to_list()[:2] == [0.0, 25.0]
     assert result.sources[0].unparsed == result.sources[0].lines - ev.height
+    found = diagnose(run)
+    assert [(f.id, f.severity, f.title) for f in found] == [("slow-startup", "info", "Still loading weights, not hung")]
+    assert "0% -> 25%" in found[0].verdict
 
 
 def test_24_truncated_server_args_shows_speculative_reset_value(ingest_one):

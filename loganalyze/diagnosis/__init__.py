@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 from loganalyze import metrics
-from loganalyze.diagnosis import client_limited, concurrency_cap, low_acceptance
+from loganalyze.diagnosis import (client_limited, concurrency_cap, drain, kv_pressure, low_acceptance, oom, slow_startup,
+                                  spec_break_even)
 from loganalyze.diagnosis.base import SEVERITIES, Context, Finding
 from loganalyze.run import Run
 
-CHECKS = (concurrency_cap.check, low_acceptance.check, client_limited.check)
+CHECKS = (
+    concurrency_cap.check, low_acceptance.check, kv_pressure.check, oom.check, spec_break_even.check,
+    slow_startup.check, client_limited.check, drain.check,
+)
 
 
 def rank(findings: list[Finding]) -> list[Finding]:
-    """Largest estimated impact first; severity breaks ties."""
-    return sorted(findings, key=lambda f: (-f.impact, SEVERITIES.index(f.severity)))
+    """Root causes before their consequences, then largest estimated impact; severity breaks ties."""
+    return sorted(findings, key=lambda f: (f.consequence, -f.impact, SEVERITIES.index(f.severity)))
 
 
 def diagnose(run: Run, baseline: Run | None = None) -> list[Finding]:

@@ -3,7 +3,7 @@
 A check is one module with one function `check(ctx) -> list[Finding]`. It reads
 metrics families (and, for evidence, rows of the run's tables: their `raw` line text),
 never raw log files. `impact` is the estimated fraction of throughput (or latency) lost,
-0 to 1: findings are ranked by it.
+0 to 1: findings are ranked by it, root causes before their consequences.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ class Finding:
     confidence: str = "high"
     evidence: list[Evidence] = field(default_factory=list)
     metrics: dict[str, Any] = field(default_factory=dict)
+    consequence: bool = False  # an effect of the root causes (listed after them)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -5,9 +5,11 @@ from __future__ import annotations
 from loganalyze.metrics.base import Family
 from loganalyze.metrics.concurrency import concurrency
 from loganalyze.metrics.speculative import speculative
+from loganalyze.metrics.startup import startup
+from loganalyze.metrics.steps import steps
 from loganalyze.run import Run
 
-FAMILIES = (concurrency, speculative)
+FAMILIES = (concurrency, speculative, steps, startup)
 
 
 def compute(run: Run) -> dict[str, Family]:

@@ -13,6 +13,7 @@ from loganalyze.metrics.base import Family, config_value, primary_rank, round_or
 from loganalyze.run import Run
 
 NEAR_FULL = 0.9
+DRAIN_MIN_ROWS = 3
 
 
 def find_cap(config: pl.DataFrame, decode: pl.DataFrame) -> tuple[int | None, str, dict | None]:
@@ -49,6 +50,18 @@ def infer_cap(decode: pl.DataFrame) -> int | None:
     return int(top)
 
 
+def drain_mask(min_rows: int = DRAIN_MIN_ROWS) -> pl.Expr:
+    """Rows of an end-of-load drain: running falls line after line with an empty queue.
+
+    Such windows measure the benchmark's tail, not the server's steady state, so
+    steady-state means leave them out.
+    """
+    falling = (pl.col("running").diff() < 0) & (pl.col("queued") == 0)
+    streak = (~falling).cum_sum()
+    in_drain = falling & (falling.sum().over(streak) >= min_rows)
+    return in_drain | in_drain.shift(-1).fill_null(False)
+
+
 def concurrency(run: Run) -> Family | None:
     stats = run.table("stats").filter(pl.col("phase") == "decode").sort("ts", "line_no").collect()
     if stats.height == 0:
@@ -58,15 +71,16 @@ def concurrency(run: Run) -> Family | None:
     cap, origin, cap_row = find_cap(config, decode)
     reset = config.filter(pl.col("origin") == "speculative_reset")
     at_cap = (pl.col("running") >= cap) if cap else pl.lit(False)
-    flags = decode.with_columns(at_cap=at_cap, capped=at_cap & (pl.col("queued") > 0))
+    flags = decode.with_columns(at_cap=at_cap, capped=at_cap & (pl.col("queued") > 0), drain=drain_mask())
     capped = flags.filter("capped")
+    steady = flags.filter(~pl.col("drain"))
     summary = {
         "cap": cap,
         "cap_source": origin,
         "speculative_reset": reset.height > 0,
         "decode_rows": decode.height,
         "rank": decode["rank"][0],
-        "running_mean": round_or_none(decode["running"].mean(), 2),
+        "running_mean": round_or_none(steady["running"].mean(), 2),
         "running_max": decode["running"].max(),
         "queue_mean": round_or_none(decode["queued"].mean(), 2),
         "queue_max": decode["queued"].max(),
@@ -77,10 +91,11 @@ def concurrency(run: Run) -> Family | None:
         "token_usage_mean": round_or_none(decode["token_usage"].mean()),
         "token_usage_max": round_or_none(decode["token_usage"].max()),
         "near_full_fraction": round_or_none((decode["token_usage"] >= NEAR_FULL).mean()),
-        "gen_throughput_mean": round_or_none(decode["gen_throughput"].mean(), 2),
+        "gen_throughput_mean": round_or_none(steady["gen_throughput"].mean(), 2),
+        "drain_rows": flags["drain"].sum(),
         "gen_throughput_max": round_or_none(decode["gen_throughput"].max(), 2),
     }
     timeline = flags.select("ts", "line_no", "source", "running", "queued", "token_usage", "gen_throughput",
-                            "at_cap", "capped", "raw").with_columns(cap=pl.lit(cap, pl.Int64))
+                            "at_cap", "capped", "drain", "raw").with_columns(cap=pl.lit(cap, pl.Int64))
     notes = {"cap": f"{origin}" + (f" (line {cap_row['line_no']})" if cap_row else "")}
     return Family("concurrency", summary, {"timeline": timeline}, notes)

@@ -1,0 +1,44 @@
+"""slow-startup: long model load, compile or graph capture; a log that ends while loading.
+
+A server that is still loading weights when its log ends is loading, not hung: the
+finding says so, with the progress reached, so nobody restarts it mid-load.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from loganalyze.diagnosis.base import Context, Finding
+
+SLOW_S = 300  # five minutes before a server answers is where users start calling it a hang
+
+
+def check(ctx: Context) -> list[Finding]:
+    st = ctx.metrics.get("startup")
+    if not st:
+        return []
+    s = st.summary
+    events = st.frames["events"]
+    if s["still_loading"]:
+        pct = s["load_progress_pct"]
+        progress = f", shard progress {s['load_progress_first_pct']:.0f}% -> {pct:.0f}%" if pct is not None else ""
+        return [Finding(
+            id="slow-startup", severity="info", title="Still loading weights, not hung",
+            verdict=f"The log ends during weight loading{progress}: the server is loading, not hung.",
+            impact=0.0, impact_text="no requests served until loading ends",
+            recommendation="Wait for `Load weight end` / ready; for faster restarts keep weights on local NVMe "
+                           "and use a faster load format.",
+            confidence="medium", evidence=ctx.evidence(events.tail(3)), metrics=s,
+        )]
+    slow = {k: s[k] for k in ("startup_s", "load_s", "graph_capture_s", "compile_s") if (s[k] or 0) >= SLOW_S}
+    if not slow:
+        return []
+    parts = ", ".join(f"{k.removesuffix('_s').replace('_', ' ')} {v / 60:.1f} min" for k, v in slow.items())
+    return [Finding(
+        id="slow-startup", severity="info", title="Slow startup",
+        verdict=f"Startup took long: {parts}. A server that does not answer for this long is loading, not hung.",
+        impact=0.0, impact_text="time to first request, not throughput",
+        recommendation="Keep weights on local NVMe, pre-compile/cache graphs (--cuda-graph-max-bs sized to the "
+                       "load), and wait for the ready line before sending traffic.",
+        evidence=ctx.evidence(events.filter(pl.col("phase").is_in(["load", "ready"])).tail(3)), metrics=s,
+    )]

@@ -1,0 +1,68 @@
+"""Startup timeline: weight loading, compilation, graph capture, ready.
+
+"The server hangs" is often a server still loading hundreds of GB of weights; a log that
+ends inside the load phase with shard progress advancing is loading, not hung.
+Phases come from events whose kinds the parsers name (see PHASES); durations prefer the
+`elapsed_s` the server printed, else the gap between a phase's first and last line.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from loganalyze.metrics.base import Family, round_or_none
+from loganalyze.run import Run
+
+PHASES = {
+    "load": ("load_weight_begin", "load_weight_end", "shard_progress", "weights_loaded", "model_loading"),
+    "compile": ("torch_compile", "compile_done", "dynamo_compile"),
+    "graph capture": ("graph_capture_begin", "graph_capture_end", "graph_capture_bs", "graph_capture_done"),
+    "kv cache": ("kv_cache_allocated", "memory_pool_end", "gpu_blocks", "kv_cache_size"),
+}
+READY = ("server_ready", "startup_complete", "api_server_ready")
+FIELD_SECONDS = pl.col("fields").str.extract(r'"(?:elapsed_s|seconds|load_s|time_s)":\s*([\d.]+)', 1).cast(pl.Float64)
+
+
+def phase_of(kind: pl.Expr) -> pl.Expr:
+    expr = pl.when(kind.is_in(READY)).then(pl.lit("ready"))
+    for phase, kinds in PHASES.items():
+        expr = expr.when(kind.is_in(list(kinds))).then(pl.lit(phase))
+    return expr.otherwise(None)
+
+
+def startup(run: Run) -> Family | None:
+    events = run.table("events").with_columns(phase=phase_of(pl.col("kind"))).filter(
+        pl.col("phase").is_not_null()).sort("ts", "line_no").collect()
+    if events.height == 0:
+        return None
+    first = run.table("events").select(pl.col("ts").min()).collect().item()
+    phases = (
+        events.filter(pl.col("phase") != "ready")
+        .group_by("phase", maintain_order=True)
+        .agg(start=pl.col("ts").min(), end=pl.col("ts").max(), printed_s=FIELD_SECONDS.max(), lines=pl.len())
+        .with_columns(seconds=pl.coalesce("printed_s", (pl.col("end") - pl.col("start")).dt.total_seconds()))
+    )
+    ready = events.filter(pl.col("phase") == "ready")
+    load = events.filter(pl.col("phase") == "load")
+    shards = load.filter(pl.col("kind") == "shard_progress")["fields"].str.json_decode()
+    progress = shards.struct.field("percent").to_list() if shards.len() else []
+    load_done = load.filter(pl.col("kind").is_in(["load_weight_end", "weights_loaded"])).height > 0
+    still_loading = load.height > 0 and not load_done and ready.height == 0
+    ready_ts = ready["ts"].min() if ready.height else None
+    summary = {
+        "ready": ready.height > 0,
+        "startup_s": round_or_none((ready_ts - first).total_seconds(), 1) if ready_ts and first else None,
+        "load_s": round_or_none(_seconds(phases, "load"), 1),
+        "graph_capture_s": round_or_none(_seconds(phases, "graph capture"), 1),
+        "compile_s": round_or_none(_seconds(phases, "compile"), 1),
+        "still_loading": still_loading,
+        "load_progress_pct": progress[-1] if progress else None,
+        "load_progress_first_pct": progress[0] if progress else None,
+    }
+    return Family("startup", summary, {"phases": phases, "events": events.select(
+        "ts", "source", "line_no", "raw", "kind", "phase", "rank")})
+
+
+def _seconds(phases: pl.DataFrame, name: str) -> float | None:
+    row = phases.filter(pl.col("phase") == name)
+    return float(row["seconds"][0]) if row.height and row["seconds"][0] is not None else None
