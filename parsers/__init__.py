@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers import sglang
+from parsers import nccl, nccl_tests, sglang
 from parsers.engine import score
 from parsers.spec import FileFormat, LogFormat
 
 Format = LogFormat | FileFormat
 
-FORMATS: dict[str, Format] = {f.name: f for f in (sglang.FORMAT,)}
+FORMATS: dict[str, Format] = {f.name: f for f in (sglang.FORMAT, nccl.FORMAT, nccl_tests.FORMAT)}
 
 MIN_SCORE = 0.01
 
@@ -33,7 +33,10 @@ def _score(fmt: Format, sample: pl.Series) -> float:
 def detect(sample: pl.Series) -> tuple[Format | None, dict[str, float]]:
     """The format that best recognises the sample lines, with every format's score."""
     scores = {name: _score(fmt, sample) for name, fmt in FORMATS.items()}
-    best = max(scores, key=lambda n: scores[n], default=None)
+    # An embeddable format (NCCL) is the file's own only when no other format recognises
+    # it: with NCCL_DEBUG=INFO its lines can outnumber a server log's own.
+    own = [n for n, s in scores.items() if s >= MIN_SCORE and not getattr(FORMATS[n], "embeddable", False)]
+    best = max(own or scores, key=lambda n: scores[n], default=None)
     if best is None or scores[best] < MIN_SCORE:
         return None, scores
     return FORMATS[best], scores

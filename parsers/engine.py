@@ -157,11 +157,13 @@ def extract(kind: LineKind, rows: pl.DataFrame) -> pl.DataFrame:
 def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
     """Claim and parse the lines of `frame` that belong to `fmt`.
 
-    A format's `gate` (a literal every one of its lines contains) keeps an embeddable
-    format from running all its kinds over every line of another format's file.
+    A format's `gate` (a literal every one of its lines contains, or a tuple of literals one
+    of which each line contains) keeps an embeddable format from running all its kinds over
+    every line of another format's file.
     """
     if fmt.gate is not None:
-        gated = frame["text"].str.contains(fmt.gate, literal=True)
+        gates = [fmt.gate] if isinstance(fmt.gate, str) else list(fmt.gate)
+        gated = frame["text"].str.contains_any(gates)
         inner = parse(replace(fmt, gate=None), frame.filter(gated), ctx) if gated.any() else None
         claimed = frame["line_no"].is_in(inner.claimed_lines.implode()) if inner else pl.Series([False] * frame.height)
         return Parsed(inner.tables if inner else {}, inner.lines if inner else {}, claimed)

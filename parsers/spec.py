@@ -69,7 +69,7 @@ class LogFormat:
     ts_formats: tuple[TsFormat, ...] = ()
     versions: tuple[tuple[str, str], ...] = ()
     embeddable: bool = False
-    gate: str | None = None
+    gate: str | tuple[str, ...] | None = None
     releases: str = ""
 
 

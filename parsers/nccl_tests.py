@@ -1,0 +1,126 @@
+"""nccl-tests output (all_reduce_perf, all_gather_perf, ...), nccl-tests up to v2.19.6.
+
+The header says how the test ran (threads, GPUs, sizes) and on which devices; then one
+row per message size with out-of-place and in-place time, algbw, busbw and #wrong; then
+the average bus bandwidth (shared/formats/nccl.md section 4). Captured output is often
+indented or has lost its `#`, so both are optional. NCCL_DEBUG lines in the same file are
+claimed first by the embeddable `nccl` format.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from parsers.spec import Handler, LineKind, LogFormat
+from parsers.tables import SCHEMAS, register
+
+I, F, S = pl.Int64, pl.Float64, pl.String
+
+register("nccl_perf", {
+    "what": S, "test": S, "tests_version": S, "env": S, "args": S,
+    "nthread": I, "ngpus": I, "min_bytes": I, "max_bytes": I, "step": S, "warmup_iters": I, "iters": I,
+    "agg_iters": I, "validation": I, "graph": I,
+    "dev_rank": I, "group": I, "dev_pid": I, "dev_host": S, "device": I, "bus": S, "device_name": S,
+    "size": I, "count": I, "type": S, "redop": S, "root": I,
+    "oop_time_us": F, "oop_algbw": F, "oop_busbw": F, "oop_wrong": F,
+    "ip_time_us": F, "ip_algbw": F, "ip_busbw": F, "ip_wrong": F,
+    "avg_busbw": F, "oob": I,
+})
+
+TYPES = ("int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16", "f8e4m3",
+         "f8e5m2")
+ENGINE_COLUMNS = {"text", "msg", "body", "ok", "owner", "cont", "cont_lines", "wrap_ts"}
+NUM = r"(\S+)"
+
+
+def _declared(rows: pl.DataFrame) -> pl.DataFrame:
+    return rows.select([c for c in rows.columns if c in SCHEMAS["nccl_perf"] or c in ENGINE_COLUMNS])
+
+
+def _command(rows: pl.DataFrame) -> pl.DataFrame:
+    """The NCCL_* settings on the command line (`NCCL_P2P_LEVEL=SYS ./build/all_reduce_perf -g 8`)."""
+    return rows.with_columns(env=pl.col("body").str.extract_all(r"\bNCCL_\w+=\S+").list.join(" "))
+
+
+def _kind(name: str, needle, pattern: str, samples: tuple[str, ...], *, match: str | None = None,
+          types: dict | None = None, handler: Handler | None = None) -> LineKind:
+    steps = handler
+    return LineKind(
+        name=name, table="nccl_perf", needle=needle, match=match, pattern=pattern, types=types or {},
+        const={"what": name}, samples=samples,
+        handler=(lambda rows: _declared(steps(rows))) if steps else _declared,
+    )
+
+
+ROW = (
+    r"^(?P<size>\d+)\s+(?P<count>\d+)\s+(?P<type>[a-z0-9]+)\s+(?P<redop>\w+)\s+(?P<root>-?\d+)"
+    r"\s+(?P<oop_time_us>[\d.eE+-]+)\s+(?P<oop_algbw>[\d.eE+-]+)\s+(?P<oop_busbw>[\d.eE+-]+)\s+(?P<oop_wrong>\S+)"
+    r"(?:\s+(?P<ip_time_us>[\d.eE+-]+)\s+(?P<ip_algbw>[\d.eE+-]+)\s+(?P<ip_busbw>[\d.eE+-]+)\s+(?P<ip_wrong>\S+))?\s*$"
+)
+FLOATS = {k: F for k in ("oop_time_us", "oop_algbw", "oop_busbw", "oop_wrong", "ip_time_us", "ip_algbw", "ip_busbw",
+                         "ip_wrong")}
+
+KINDS = (
+    _kind("row", TYPES, ROW, (
+        "268435456      67108864     float     sum      -1    15654   17.15   25.72      0    15658   17.14   25.72      0",
+        "8             2     float     sum      -1    42.56    0.00    0.00    N/A    40.06    0.00    0.00    N/A",
+    ), match=r"^\d+\s+\d+\s+[a-z]", types={"size": I, "count": I, "root": I, **FLOATS}),
+    _kind("version", "nccl-tests version", r"nccl-tests version (?P<tests_version>\S+)",
+          ("# nccl-tests version 2.19.6 nccl-headers=22807 nccl-library=22807",)),
+    _kind("test_start", "Collective test starting", r"Collective test starting: (?P<test>\S+)",
+          ("# Collective test starting: all_reduce_perf",)),
+    _kind("test_end", "Collective test concluded", r"Collective test concluded: (?P<test>\S+)",
+          ("# Collective test concluded: all_reduce_perf",)),
+    _kind("params", "nThread ",
+          r"^#?\s*nThread (?P<nthread>\d+) nGpus (?P<ngpus>\d+) minBytes (?P<min_bytes>\d+) maxBytes (?P<max_bytes>\d+)"
+          r"(?: step: (?P<step>\S+))?(?: warmup iters: (?P<warmup_iters>\d+))?(?: iters: (?P<iters>\d+))?"
+          r"(?: agg iters: (?P<agg_iters>\d+))?(?: validation: (?P<validation>\d+))?(?: graph: (?P<graph>\d+))?",
+          ("# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+           "validation: 1 graph: 0",
+           "# nThread 1 nGpus 2 minBytes 8 maxBytes 16777216 step: 2(factor) warmup iters: 5 iters: 20 validation: 1"),
+          types={k: I for k in ("nthread", "ngpus", "min_bytes", "max_bytes", "warmup_iters", "iters", "agg_iters",
+                                "validation", "graph")}),
+    _kind("device", "Rank ",
+          r"^#?\s*Rank\s+(?P<dev_rank>\d+)(?:\s+Group\s+(?P<group>\d+))?\s+Pid\s+(?P<dev_pid>\d+)\s+on\s+(?P<dev_host>\S+)"
+          r"\s+device\s+(?P<device>\d+)\s+\[(?P<bus>[^\]]+)\]\s+(?P<device_name>.+?)\s*$",
+          ("#  Rank  0 Group  0 Pid  19124 on node01 device  0 [0000:85:00] NVIDIA GeForce RTX 4090",
+           "#   Rank  0 Pid    225 on nccl-tests device  0 [0xc1] NVIDIA RTX A6000"),
+          types={k: I for k in ("dev_rank", "group", "dev_pid", "device")}),
+    _kind("avg_busbw", "Avg bus bandwidth", r"Avg bus bandwidth\s*: (?P<avg_busbw>[\d.eE+-]+)",
+          ("# Avg bus bandwidth    : 6.6972 ",), types={"avg_busbw": F}),
+    _kind("oob", "Out of bounds values", r"Out of bounds values\s*: (?P<oob>\d+)",
+          ("# Out of bounds values : 0 OK",), types={"oob": I}),
+    _kind("command", "_perf", r"(?:^|[\s/])(?P<test>\w+_perf(?:_mpi)?)(?:\s+(?P<args>.*?))?\s*$",
+          ("./build/all_reduce_perf -b 256M -e 2G -f 2 -g 4",
+           "root@node01:/opt/nccl-tests# NCCL_P2P_DISABLE=0 NCCL_P2P_LEVEL=SYS NCCL_DEBUG=info ./build/all_reduce_perf "
+           "-g 8 | tail -n 30"),
+          match=r"(?:^|[\s/])\w+_perf(?:_mpi)?(?:\s|$)", handler=_command),
+    _kind("columns", ("out-of-place", "size", "(B)"), r"^#\s+(?:out-of-place|size\s+count|\(B\)\s+\(elements\))",
+          ("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",)),
+    _kind("comment", "#", r"^#", ("#", "# Using devices", "# Blocking Enabled: wait for completion and barrier after each collective"),
+          match=r"^#"),
+)
+
+FORMAT = LogFormat(
+    name="nccl-tests",
+    description="nccl-tests benchmark output (all_reduce_perf and friends), up to v2.19.6",
+    releases="nccl-tests <= 2.19.6",
+    prefix=r"^\s*(?P<msg>.*?)\s*$",
+    kinds=KINDS,
+    detect=(
+        r"#?\s*nThread \d+ nGpus \d+ minBytes",
+        r"# ?Using devices",
+        r"^\s*#?\s+Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s",
+        r"# Avg bus bandwidth",
+        r"out-of-place\s+in-place",
+        r"# Collective test (?:starting|concluded)",
+        rf"^\s*\d+\s+\d+\s+(?:{'|'.join(TYPES)})\s+\w+\s+-?\d+\s+[\d.]",
+        r"(?:^|[\s/])\w+_perf(?:_mpi)?\s+-",
+    ),
+    versions=(
+        (r"nccl-tests version ", "2.17+"),
+        (r"Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+ .*\[[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\]", "2.14+ (2025+)"),
+        (r"Rank\s+\d+\s+Group\s+\d+\s+Pid", "2.x"),
+        (r"Rank\s+\d+\s+Pid\s+\d+ ", "<=2021"),
+    ),
+)
