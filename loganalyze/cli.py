@@ -181,5 +181,30 @@ def diagnose(run, store, baseline, out_format, fail_on):
         sys.exit(1)
 
 
+@main.command("check")
+@click.option("--repair", is_flag=True, help="Remove what cannot be read (damaged sources whole) and say what was lost.")
+@STORE
+@fmt_option("text", "json")
+def check_cmd(repair, store, out_format):
+    """Check the store: every table file read in full against the catalog.
+
+    Exit 1 when something is damaged (and not repaired). Leftovers of an interrupted
+    ingest are listed; the next ingest or --repair removes them.
+
+    \b
+    Example:
+      loganalyze check
+      loganalyze check --repair --format json
+    """
+    from loganalyze.check import check as check_store
+
+    result = check_store(Store(store), repair=repair)
+    if out_format == "json":
+        print_json(result.to_dict())
+    else:
+        click.echo(result.text())
+    sys.exit(0 if result.ok else 1)
+
+
 if __name__ == "__main__":
     sys.exit(main())

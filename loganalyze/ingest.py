@@ -7,18 +7,17 @@ kept in `unparsed` with its line number. Counts are checked to add up to the lin
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
-from datetime import date, datetime
+from datetime import datetime
 from pathlib import Path
 
 import polars as pl
 
 import parsers
 from loganalyze.errors import LoganalyzeError
-from loganalyze.reader import ReadStats, check_readable, read_batches, spool_stdin
+from loganalyze.reader import Input, ReadStats, open_input, read_batches, spool_stdin
 from loganalyze.store import Staging, Store, check_run_name
 from loganalyze.wrappers import unwrap
 from parsers.engine import Context, guess_version, parse
@@ -60,24 +59,12 @@ class IngestResult:
         return {"run": self.run, "store": self.store, "sources": [s.to_dict() for s in self.sources]}
 
 
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def year_for(path: Path, year: int | None) -> tuple[int, str, str]:
+def year_for(mtime: float, year: int | None) -> tuple[int, str, str]:
     """Year and base date for logs that print neither, and where they came from."""
     if year:
         return year, f"{year}-01-01", "--year"
-    try:
-        mtime = datetime.fromtimestamp(path.stat().st_mtime)
-        return mtime.year, mtime.date().isoformat(), "file modification time"
-    except OSError:
-        today = date.today()
-        return today.year, today.isoformat(), "current year"
+    stamp = datetime.fromtimestamp(mtime)
+    return stamp.year, stamp.date().isoformat(), "file modification time"
 
 
 def choose_format(sample: pl.Series, path: Path, as_format: str | None) -> parsers.Format:
@@ -135,73 +122,93 @@ def read_whole_file(fmt: FileFormat, frame: pl.DataFrame, ctx: Context, staged: 
     stage_tables(staged, tables, lines, ctx, result)
 
 
-def ingest_source(store: Store, run: str, path: Path, shown: str, as_format: str | None,
-                  year: int | None, progress: Progress | None) -> SourceResult:
-    check_readable(path)
-    sha = sha256_of(path)
-    yr, base_date, year_source = year_for(path, year)
+def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged: Staging,
+                  as_format: str | None, year: int | None, progress: Progress | None,
+                  taken: set[str]) -> tuple[SourceResult, dict | None]:
+    """Parse one opened input into `staged`; returns its result and catalog entry (None: skipped).
+
+    `taken` holds the ids staged earlier in this ingest, so a file given twice counts once.
+    """
+    sid = src.sha256[:16]
+    if sid in taken or (run and store.has_source(run, sid)):
+        return SourceResult(shown, src.sha256, "", None, 0, 0, skipped=True), None
+    yr, base_date, year_source = year_for(src.mtime, year)
     stats = ReadStats()
-    staged: Staging | None = None
     result: SourceResult | None = None
     whole: list[pl.DataFrame] = []
-    try:
-        for batch in read_batches(path, stats):
-            if result is None:
-                if store.has_source(run, sha):
-                    return SourceResult(shown, sha, "", None, 0, 0, skipped=True)
-                sample = unwrap(batch.head(SAMPLE_LINES), yr)["text"]
-                fmt = choose_format(sample, path, as_format)
-                version = guess_version(fmt, sample) if isinstance(fmt, LogFormat) else None
-                result = SourceResult(shown, sha, fmt.name, version, 0, 0,
-                                      year=yr, year_source=year_source)
-                ctx = Context(source=sha[:16], year=yr, base_date=base_date)
-                staged = store.staging()
-            if isinstance(fmt, FileFormat):
-                whole.append(batch)
-                continue
-            frame = unwrap(batch.rename({"text": "raw"}).with_columns(text=pl.col("raw")), yr)
-            tables, lines = parse_batch(frame, fmt, ctx)
-            stage_tables(staged, tables, lines, ctx, result)
-            if progress:
-                progress(stats.bytes_read, stats.lines)
+    for batch in read_batches(src, stats):
         if result is None:
-            raise LoganalyzeError(f"{path}: no text lines (only blank lines)")
-        if whole:
-            read_whole_file(fmt, pl.concat(whole), ctx, staged, result)
-        result.lines, result.blank, result.bad_utf8 = stats.lines, stats.blank, stats.bad_utf8
-        result.tables = dict(staged.rows)
-        result.unparsed = result.lines_by_table.get("unparsed", 0)
-        accounted = sum(result.lines_by_table.values()) + result.blank
-        if accounted != result.lines:
-            raise AssertionError(f"{path}: {accounted} lines accounted for, {result.lines} read")
-        entry = {"id": sha[:16], **{k: v for k, v in result.to_dict().items() if k != "skipped"}}
-        entry["size"] = path.stat().st_size
-        result.skipped = not store.commit(run, entry, staged)
-        staged = None
-        return result
+            sample = unwrap(batch.head(SAMPLE_LINES), yr)["text"]
+            fmt = choose_format(sample, src.path, as_format)
+            version = guess_version(fmt, sample) if isinstance(fmt, LogFormat) else None
+            result = SourceResult(shown, src.sha256, fmt.name, version, 0, 0, year=yr, year_source=year_source)
+            ctx = Context(source=sid, year=yr, base_date=base_date)
+        if isinstance(fmt, FileFormat):
+            whole.append(batch)
+            continue
+        frame = unwrap(batch.rename({"text": "raw"}).with_columns(text=pl.col("raw")), yr)
+        tables, lines = parse_batch(frame, fmt, ctx)
+        stage_tables(staged, tables, lines, ctx, result)
+        if progress:
+            progress(stats.bytes_read, stats.lines)
+    if result is None:
+        raise LoganalyzeError(f"{src.path}: no text lines (only blank lines)")
+    if whole:
+        read_whole_file(fmt, pl.concat(whole), ctx, staged, result)
+    result.lines, result.blank, result.bad_utf8 = stats.lines, stats.blank, stats.bad_utf8
+    result.tables = dict(staged.rows)
+    result.unparsed = result.lines_by_table.get("unparsed", 0)
+    accounted = sum(result.lines_by_table.values()) + result.blank
+    if accounted != result.lines:
+        raise AssertionError(f"{src.path}: {accounted} lines accounted for, {result.lines} read")
+    entry = {"id": sid, **{k: v for k, v in result.to_dict().items() if k != "skipped"}, "size": src.size}
+    return result, entry
+
+
+def open_argument(arg: str | Path, staged: Staging) -> tuple[Input, str]:
+    """The opened input for a path argument and how to show it; '-' is spooled into `staged`
+    first (and unlinked once open), so a crash leaves nothing outside the store's temp area."""
+    if str(arg) != "-":
+        return open_input(Path(arg)), str(arg)
+    spooled = spool_stdin(staged.dir)
+    try:
+        return open_input(spooled), "<stdin>"
     finally:
-        if staged is not None:
-            staged.discard()
+        spooled.unlink()
 
 
 def ingest(paths: Iterable[str | Path], run: str | None = None, store: Store | str | Path | None = None,
            as_format: str | None = None, year: int | None = None,
            progress: Progress | None = None) -> IngestResult:
-    """Parse each input into run `run` (a new `run<N>` if None); '-' reads standard input."""
+    """Parse each input into run `run` (a new `run<N>` if None); '-' reads standard input.
+
+    Every input is staged first and all are published by one commit, so the store gets
+    all of them or, after an error or a crash, none.
+    """
     store = store if isinstance(store, Store) else Store(store)
     paths = list(paths)
     if not paths:
         raise LoganalyzeError("nothing to ingest: give at least one file")
+    if run:
+        check_run_name(run)
     store.cleanup()
-    run = check_run_name(run) if run else store.next_run_name()
-    results = []
-    for p in paths:
-        if str(p) == "-":
-            spooled = spool_stdin()
-            try:
-                results.append(ingest_source(store, run, spooled, "<stdin>", as_format, year, progress))
-            finally:
-                os.unlink(spooled)
-        else:
-            results.append(ingest_source(store, run, Path(p), str(p), as_format, year, progress))
+    results: list[SourceResult] = []
+    pending: list[tuple[dict, Staging]] = []
+    stagings: list[Staging] = []
+    try:
+        for arg in paths:
+            stagings.append(store.staging())
+            src, shown = open_argument(arg, stagings[-1])
+            with src:
+                result, entry = ingest_source(store, run, src, shown, stagings[-1], as_format, year, progress,
+                                              {e["id"] for e, _ in pending})
+            results.append(result)
+            if entry:
+                pending.append((entry, stagings[-1]))
+        run, added = store.commit(run, pending)
+    finally:
+        for s in stagings:
+            s.discard()
+    for result, new in zip([r for r in results if not r.skipped], added):
+        result.skipped = not new
     return IngestResult(run=run, store=str(store.root), sources=results)

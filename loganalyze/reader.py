@@ -2,16 +2,22 @@
 
 Why batches: a server log may be gigabytes; every later step works on a bounded polars
 frame of lines at a time, so memory does not grow with the input.
+
+Why an `Input` opened once: a log may still be written, rotated or rewritten while we
+read it. Hashing and parsing the same open file, up to the size it had when opened, makes
+the stored sha256 and the parsed lines describe the same bytes.
 """
 
 from __future__ import annotations
 
+import errno
 import gzip
+import hashlib
 import io
 import os
 import shutil
+import stat
 import sys
-import tempfile
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,9 +28,26 @@ import polars as pl
 from loganalyze.errors import LoganalyzeError
 
 BATCH_BYTES = 16 * 1024 * 1024
+MAX_LINE_BYTES = 256 * 1024 * 1024
 ANSI = r"\x1b\[[0-9;?]*[A-Za-z]"
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+HASH_BLOCK = 1 << 20
+
+OPEN_ERRORS = {
+    errno.ENOENT: "no such file",
+    errno.ELOOP: "symlink loop (too many levels of symbolic links)",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.ENOTDIR: "a component of the path is not a directory",
+}
+NOT_A_FILE = {
+    stat.S_IFDIR: "is a directory, not a log file",
+    stat.S_IFIFO: "is a named pipe (FIFO), not a file; pipe it in with '-' instead",
+    stat.S_IFCHR: "is a character device, not a log file",
+    stat.S_IFBLK: "is a block device, not a log file",
+    stat.S_IFSOCK: "is a socket, not a log file",
+}
 
 
 @dataclass
@@ -37,62 +60,147 @@ class ReadStats:
     bad_utf8: int = 0
 
 
-def spool_stdin() -> Path:
-    """Copy standard input to a temp file so it can be hashed and read like a file."""
-    fd, name = tempfile.mkstemp(prefix="loganalyze-stdin-")
-    with os.fdopen(fd, "wb") as out:
-        shutil.copyfileobj(sys.stdin.buffer, out, 1024 * 1024)
-    return Path(name)
+@dataclass
+class Input:
+    """An input file opened once, with the size, sha256 and mtime it had when opened."""
+
+    path: Path
+    fd: int
+    size: int
+    sha256: str
+    mtime: float
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+    def __enter__(self) -> Input:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
-def check_readable(path: Path) -> None:
-    """Fail early, in one line, on inputs that cannot be a log."""
-    if not path.exists():
-        raise LoganalyzeError(f"{path}: no such file")
-    if path.is_dir():
-        raise LoganalyzeError(f"{path}: is a directory, not a log file")
-    if not os.access(path, os.R_OK):
-        raise LoganalyzeError(f"{path}: permission denied")
-    if path.stat().st_size == 0:
-        raise LoganalyzeError(f"{path}: empty file")
+class _Snapshot(io.RawIOBase):
+    """The first `size` bytes of an open file, hashed as they are read."""
+
+    def __init__(self, fd: int, size: int):
+        self.fd, self.size, self.pos = fd, size, 0
+        self.hash = hashlib.sha256()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:
+        data = os.pread(self.fd, min(len(buf), self.size - self.pos), self.pos)
+        buf[: len(data)] = data
+        self.pos += len(data)
+        self.hash.update(data)
+        return len(data)
+
+    def drain(self) -> str:
+        """Hash what the decompressor left unread (trailing bytes) and return the digest."""
+        while self.read(HASH_BLOCK):
+            pass
+        return self.hash.hexdigest()
 
 
-def _open(path: Path) -> io.BufferedIOBase:
-    with open(path, "rb") as probe:
-        magic = probe.read(4)
+def _changed(path: Path) -> LoganalyzeError:
+    return LoganalyzeError(f"{path}: changed while being read (rewritten or truncated); ingest it again "
+                           "once it is complete")
+
+
+def open_input(path: Path) -> Input:
+    """Open a log file and hash it; every way it cannot be a log is a one-line error.
+
+    O_NONBLOCK keeps a FIFO from blocking the open; the checks run on the open file
+    (fstat), so a path swapped after the check cannot slip through.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise LoganalyzeError(f"{path}: {OPEN_ERRORS.get(e.errno, e.strerror)}") from None
+    try:
+        st = os.fstat(fd)
+        kind = stat.S_IFMT(st.st_mode)
+        if kind != stat.S_IFREG:
+            raise LoganalyzeError(f"{path}: {NOT_A_FILE.get(kind, 'not a regular file')}")
+        if st.st_size == 0:
+            raise LoganalyzeError(f"{path}: empty file")
+        os.set_blocking(fd, True)
+        snap = _Snapshot(fd, st.st_size)
+        digest = snap.drain()
+        if snap.pos != st.st_size:
+            raise _changed(path)
+        return Input(path, fd, st.st_size, digest, st.st_mtime)
+    except OSError as e:
+        os.close(fd)
+        raise LoganalyzeError(f"{path}: cannot read ({e.strerror})") from None
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def spool_stdin(folder: Path) -> Path:
+    """Copy standard input to a file in `folder` so it can be hashed and read like a file."""
+    path = folder / "stdin"
+    try:
+        with open(path, "wb") as out:
+            shutil.copyfileobj(sys.stdin.buffer, out, HASH_BLOCK)
+    except OSError as e:
+        raise LoganalyzeError(f"cannot keep standard input in {folder} ({e.strerror})") from None
+    return path
+
+
+def _decompressed(src: Input, raw: _Snapshot) -> io.BufferedIOBase:
+    magic = os.pread(src.fd, 4, 0)
     if magic.startswith(GZIP_MAGIC):
-        return gzip.open(path, "rb")
+        return gzip.GzipFile(fileobj=io.BufferedReader(raw, HASH_BLOCK), mode="rb")
     if magic == ZSTD_MAGIC:
         import zstandard
 
-        return zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), read_size=BATCH_BYTES)
-    return open(path, "rb")
+        return zstandard.ZstdDecompressor().stream_reader(raw, read_size=HASH_BLOCK, read_across_frames=True)
+    return io.BufferedReader(raw, HASH_BLOCK)
 
 
-def _chunks(path: Path, batch_bytes: int) -> Iterator[bytes]:
-    """Yield byte chunks that end on a line boundary."""
+def _lines_blocks(path: Path, f: io.BufferedIOBase, batch_bytes: int) -> Iterator[bytes]:
+    """Yield byte chunks that end on a line boundary (the last one may not).
+
+    A line longer than a batch is gathered in a list, not by repeated concatenation, so
+    a huge line costs linear time; past MAX_LINE_BYTES the input is refused, not a log.
+    """
+    pending: list[bytes] = []
+    pending_bytes = 0
+    while block := f.read(batch_bytes):
+        cut = block.rfind(b"\n")
+        if cut < 0:
+            pending.append(block)
+            pending_bytes += len(block)
+            if pending_bytes > MAX_LINE_BYTES:
+                raise LoganalyzeError(f"{path}: a line longer than {MAX_LINE_BYTES >> 20} MiB; not a text log")
+            continue
+        yield b"".join([*pending, block[: cut + 1]])
+        pending, pending_bytes = [block[cut + 1 :]], len(block) - cut - 1
+    if pending_bytes:
+        yield b"".join(pending)
+
+
+def _chunks(src: Input, batch_bytes: int) -> Iterator[bytes]:
+    """Line-aligned chunks of the decompressed input; then check the bytes were the hashed ones."""
+    raw = _Snapshot(src.fd, src.size)
     try:
-        with _open(path) as f:
-            rest = b""
-            while True:
-                block = f.read(batch_bytes)
-                if not block:
-                    break
-                block = rest + block
-                cut = block.rfind(b"\n")
-                if cut < 0:
-                    rest = block
-                    continue
-                rest = block[cut + 1 :]
-                yield block[: cut + 1]
-            if rest:
-                yield rest
+        with _decompressed(src, raw) as f:
+            yield from _lines_blocks(src.path, f, batch_bytes)
+            digest = raw.drain()
     except (EOFError, gzip.BadGzipFile, zlib.error) as e:
-        raise LoganalyzeError(f"{path}: truncated or corrupt compressed file ({e})") from None
+        raise LoganalyzeError(f"{src.path}: truncated or corrupt compressed file ({e})") from None
+    except OSError as e:
+        raise LoganalyzeError(f"{src.path}: cannot read ({e.strerror})") from None
     except Exception as e:  # zstandard raises its own ZstdError
         if type(e).__name__ == "ZstdError":
-            raise LoganalyzeError(f"{path}: truncated or corrupt zstd file ({e})") from None
+            raise LoganalyzeError(f"{src.path}: truncated or corrupt zstd file ({e})") from None
         raise
+    if raw.pos != src.size or digest != src.sha256:
+        raise _changed(src.path)
 
 
 def _looks_binary(chunk: bytes) -> bool:
@@ -100,15 +208,20 @@ def _looks_binary(chunk: bytes) -> bool:
     return b"\x00" in head
 
 
-def read_batches(path: Path, stats: ReadStats, batch_bytes: int = BATCH_BYTES) -> Iterator[pl.DataFrame]:
+def read_batches(source: Input | Path, stats: ReadStats, batch_bytes: int = BATCH_BYTES) -> Iterator[pl.DataFrame]:
     """Yield frames of (line_no, text): decoded, CR and ANSI codes removed, 1-based numbers.
 
-    Blank lines are counted in `stats` and not yielded: they carry nothing to keep.
+    Blank lines are counted in `stats` and not yielded: they carry nothing to keep. A
+    Path is opened (and hashed) here; an `Input` is read as it was when opened.
     """
+    if not isinstance(source, Input):
+        with open_input(Path(source)) as src:
+            yield from read_batches(src, stats, batch_bytes)
+        return
     first = True
-    for chunk in _chunks(path, batch_bytes):
+    for chunk in _chunks(source, batch_bytes):
         if first and _looks_binary(chunk):
-            raise LoganalyzeError(f"{path}: binary data, not a text log")
+            raise LoganalyzeError(f"{source.path}: binary data, not a text log")
         first = False
         stats.bytes_read += len(chunk)
         text = chunk.decode("utf-8", errors="replace")

@@ -2,15 +2,20 @@
 
 Layout: `<root>/<table>/run=<run>/<source-id>-<part>.parquet` and `<root>/catalog.json`.
 The catalog is the commit point: a table file counts only once its source is in the
-catalog, and the catalog is replaced atomically (write a temp file, then rename). So a
+catalog, and the catalog is replaced atomically (write a temp file, fsync, rename). So a
 crash at any moment leaves the store as it was before or after an ingest; files left
-from a crash are removed by the next writer.
+from a crash are removed by the next writer (`cleanup`).
+
+Writers serialise on an fcntl lock around every read-modify-write of the catalog (commit,
+cleanup, repair). Readers take no lock: they see one catalog and the files it lists,
+which are never changed once published.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import io
 import json
 import os
 import re
@@ -21,12 +26,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import polars as pl
+import pyarrow.parquet as pq
 
 from loganalyze.errors import LoganalyzeError
 from parsers.tables import SCHEMAS, conform, empty
 
 RUN_NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+TABLE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+SOURCE_ID = re.compile(r"^[0-9a-f]{16}$")
 CATALOG = "catalog.json"
+REPAIR_HINT = "run `loganalyze check --repair`"
 
 
 def default_root() -> Path:
@@ -57,22 +66,77 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def write_errors(root: Path, doing: str) -> Iterator[None]:
+    """A full disk or a file-size limit (ENOSPC, EFBIG, ...) as one line naming the store."""
+    try:
+        yield
+    except OSError as e:
+        raise LoganalyzeError(f"store {root}: cannot {doing} ({e.strerror or e}); the store is unchanged") from None
+
+
+def _write_durably(path: Path, data: bytes | memoryview) -> None:
+    """Write and fsync, so that once the catalog lists a file its bytes survive a power loss too."""
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def parquet_rows(path: Path) -> int:
+    """Rows of a table file by its footer: a truncated or foreign file is an error naming it."""
+    try:
+        return pq.read_metadata(path).num_rows
+    except Exception as e:  # pyarrow raises ArrowInvalid, OSError, ...
+        raise LoganalyzeError(f"{path}: damaged table file ({e}); {REPAIR_HINT}") from None
+
+
+def _catalog_problem(cat: object) -> str | None:
+    """Why a parsed catalog does not have the shape the store relies on, or None."""
+    if not isinstance(cat, dict) or not isinstance(cat.get("runs"), dict):
+        return "no 'runs' mapping"
+    for name, run in cat["runs"].items():
+        if not RUN_NAME.match(name) or name in (".", ".."):
+            return f"bad run name {name!r}"
+        if not isinstance(run, dict) or not isinstance(run.get("sources"), list):
+            return f"run {name}: no 'sources' list"
+        for src in run["sources"]:
+            if not (isinstance(src, dict) and SOURCE_ID.match(str(src.get("id"))) and isinstance(src.get("tables"), dict)
+                    and all(TABLE_NAME.match(t) and isinstance(n, int) for t, n in src["tables"].items())):
+                return f"run {name}: malformed source entry"
+    return None
+
+
 class Staging:
     """Table parts written for one source before they are published."""
 
     def __init__(self, root: Path):
+        self.root = root
         self.dir = root / ".tmp" / f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        self.dir.mkdir(parents=True)
+        with write_errors(root, "stage tables"):
+            self.dir.mkdir(parents=True)
         self.parts: dict[str, int] = {}
         self.rows: dict[str, int] = {}
 
     def write(self, table: str, frame: pl.DataFrame) -> None:
+        """Encode in memory, then write ourselves: polars would hide ENOSPC/EFBIG in a ComputeError."""
         if frame.height == 0:
             return
         n = self.parts.get(table, 0)
         target = self.dir / table / f"{n:05d}.parquet"
-        target.parent.mkdir(exist_ok=True)
-        conform(table, frame).write_parquet(target, compression="zstd")
+        buf = io.BytesIO()
+        conform(table, frame).write_parquet(buf, compression="zstd")
+        with write_errors(self.root, "stage tables"):
+            target.parent.mkdir(exist_ok=True)
+            _write_durably(target, buf.getbuffer())
         self.parts[table] = n + 1
         self.rows[table] = self.rows.get(table, 0) + frame.height
 
@@ -88,8 +152,10 @@ class Store:
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
-        self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / ".lock", "a+") as f:
+        with write_errors(self.root, "lock the store"):
+            self.root.mkdir(parents=True, exist_ok=True)
+            f = open(self.root / ".lock", "a+")
+        with f:
             fcntl.flock(f, fcntl.LOCK_EX)
             try:
                 yield
@@ -98,17 +164,29 @@ class Store:
 
     def catalog(self) -> dict:
         path = self.root / CATALOG
-        if not path.exists():
-            return {"version": 1, "runs": {}}
         try:
-            return json.loads(path.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise LoganalyzeError(f"{path}: damaged catalog ({e})") from None
+            cat = json.loads(path.read_bytes())
+        except FileNotFoundError:
+            if any(self.root.glob("*/run=*/*.parquet")):
+                raise LoganalyzeError(f"{path}: damaged catalog (missing, but table files exist); {REPAIR_HINT}") from None
+            return {"version": 1, "runs": {}}
+        except (OSError, ValueError) as e:
+            raise LoganalyzeError(f"{path}: damaged catalog ({e}); {REPAIR_HINT}") from None
+        if problem := _catalog_problem(cat):
+            raise LoganalyzeError(f"{path}: damaged catalog ({problem}); {REPAIR_HINT}")
+        return cat
 
-    def _write_catalog(self, cat: dict) -> None:
+    def write_catalog(self, cat: dict) -> None:
+        """Replace the catalog atomically; call under the lock. The temp file goes on failure."""
         tmp = self.root / f".{CATALOG}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(cat, indent=1, sort_keys=True))
-        os.replace(tmp, self.root / CATALOG)
+        try:
+            _write_durably(tmp, json.dumps(cat, indent=1, sort_keys=True).encode())
+            os.replace(tmp, self.root / CATALOG)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        with contextlib.suppress(OSError):  # committed already; only durability is at stake
+            _fsync_dir(self.root)
 
     def runs(self) -> dict[str, dict]:
         return self.catalog()["runs"]
@@ -121,61 +199,102 @@ class Store:
             raise LoganalyzeError(f"no run {name!r} in store {self.root} (runs: {known})")
         return runs[name]
 
-    def next_run_name(self) -> str:
-        taken = {int(m.group(1)) for n in self.runs() if (m := re.fullmatch(r"run(\d+)", n))}
-        return f"run{max(taken, default=0) + 1}"
-
     def staging(self) -> Staging:
         return Staging(self.root)
 
-    def has_source(self, run: str, sha256: str) -> bool:
-        return any(s["sha256"] == sha256 for s in self.runs().get(run, {}).get("sources", []))
+    def has_source(self, run: str, source_id: str) -> bool:
+        """Whether `run` lists the source; ids (sha256 prefixes) name its files, so they are the key."""
+        return any(s["id"] == source_id for s in self.runs().get(run, {}).get("sources", []))
 
-    def commit(self, run: str, entry: dict, staged: Staging) -> bool:
-        """Publish staged tables and the source entry; False if the file was already there."""
+    def commit(self, run: str | None, staged: list[tuple[dict, Staging]]) -> tuple[str, list[bool]]:
+        """Publish staged sources into `run` (a new run<N> if None) with one catalog write.
+
+        Under the lock, so that concurrent ingests see each other's commits: the duplicate
+        check, the new run's name and the catalog's read-modify-write. On any failure the
+        files moved so far are removed again. Returns the run and, per source, whether it
+        was added (False: the run already had it).
+        """
         with self.lock():
             cat = self.catalog()
-            sources = cat["runs"].setdefault(run, {"created": _now(), "sources": []})["sources"]
-            if any(s["sha256"] == entry["sha256"] for s in sources):
-                staged.discard()
-                if not sources:
-                    del cat["runs"][run]
-                return False
-            for table, n in staged.parts.items():
+            if not (self.root / CATALOG).exists():  # from now on, table files without a catalog mean damage
+                with write_errors(self.root, "write the catalog"):
+                    self.write_catalog(cat)
+            run = run or _next_run_name(cat)
+            entry_of_run = cat["runs"].get(run) or {"created": _now(), "sources": []}
+            seen = {s["id"] for s in entry_of_run["sources"]}
+            added: list[bool] = []
+            published: list[Path] = []
+            try:
+                for entry, stage in staged:
+                    added.append(entry["id"] not in seen)
+                    if added[-1]:
+                        published += self._publish(run, entry["id"], stage)
+                        entry_of_run["sources"].append({**entry, "ingested": _now()})
+                        seen.add(entry["id"])
+                if any(added):
+                    cat["runs"][run] = entry_of_run
+                    with write_errors(self.root, "write the catalog"):
+                        self.write_catalog(cat)
+            except BaseException:
+                for f in published:
+                    f.unlink(missing_ok=True)
+                raise
+            return run, added
+
+    def _publish(self, run: str, source_id: str, stage: Staging) -> list[Path]:
+        """Move a source's staged parts to their final names (same filesystem: a rename each)."""
+        moved: list[Path] = []
+        with write_errors(self.root, "publish tables"):
+            for table, n in stage.parts.items():
                 final = self.root / table / f"run={run}"
                 final.mkdir(parents=True, exist_ok=True)
                 for i in range(n):
-                    os.replace(staged.dir / table / f"{i:05d}.parquet", final / f"{entry['id']}-{i:05d}.parquet")
-            entry["ingested"] = _now()
-            sources.append(entry)
-            self._write_catalog(cat)
-            staged.discard()
-            return True
+                    moved.append(final / f"{source_id}-{i:05d}.parquet")
+                    os.replace(stage.dir / table / f"{i:05d}.parquet", moved[-1])
+                _fsync_dir(final)
+        return moved
+
+    def leftovers(self) -> list[Path]:
+        """What crashed writers left: catalog temp files, staging of dead processes, table
+        files the catalog does not list (whole run folders when nothing else is in them).
+        Meaningful under the lock only, where no commit is half-way (a catalog temp file
+        then has no live writer)."""
+        found = list(self.root.glob(f".{CATALOG}.*.tmp"))
+        for d in self.root.glob(".tmp/*"):
+            pid = d.name.split("-")[0]
+            if not (pid.isdigit() and _pid_alive(int(pid))):
+                found.append(d)
+        runs = self.runs()
+        for folder in self.root.glob("*/run=*"):
+            ids = {s["id"] for s in runs.get(folder.name[4:], {}).get("sources", [])}
+            entries = list(folder.iterdir())
+            stale = [f for f in entries if f.suffix == ".parquet" and f.name.split("-")[0] not in ids]
+            found += [folder] if len(stale) == len(entries) else stale
+        return found
 
     def cleanup(self) -> list[str]:
-        """Remove what crashed writers left: staging dirs of dead processes, unlisted files."""
-        removed: list[str] = []
+        """Remove crash leftovers (see `leftovers`); returns what was removed."""
         if not self.root.exists():
-            return removed
+            return []
         with self.lock():
-            for d in (self.root / ".tmp").glob("*") if (self.root / ".tmp").exists() else []:
-                pid = int(d.name.split("-")[0]) if d.name.split("-")[0].isdigit() else 0
-                if not _pid_alive(pid):
-                    shutil.rmtree(d, ignore_errors=True)
-                    removed.append(str(d))
-            runs = self.runs()
-            for f in self.root.glob("*/run=*/*.parquet"):
-                run = f.parent.name[4:]
-                ids = {s["id"] for s in runs.get(run, {}).get("sources", [])}
-                if f.name.split("-")[0] not in ids:
-                    f.unlink()
-                    removed.append(str(f))
-        return removed
+            return remove_paths(self.leftovers())
+
+    def source_files(self, run: str, source_id: str, table: str) -> list[Path]:
+        return sorted((self.root / table / f"run={run}").glob(f"{source_id}-*.parquet"))
 
     def files(self, run: str, table: str) -> list[Path]:
-        ids = [s["id"] for s in self.run(run)["sources"]]
-        folder = self.root / table / f"run={run}"
-        return sorted(p for sid in ids for p in folder.glob(f"{sid}-*.parquet"))
+        """A table's files in a run, checked against the catalog's row counts (footers only),
+        so that a damaged store is an error naming the file rather than a wrong answer."""
+        found: list[Path] = []
+        for src in self.run(run)["sources"]:
+            files = self.source_files(run, src["id"], table)
+            rows, expected = sum(parquet_rows(f) for f in files), src["tables"].get(table, 0)
+            if rows != expected:
+                where = f"{self.root / table / f'run={run}'}/{src['id']}-*.parquet"
+                raise LoganalyzeError(f"{where}: {rows} rows on disk, the catalog lists {expected} "
+                                      f"(source {src.get('path', src['id'])}); {REPAIR_HINT}")
+            found += files
+        return found
 
     def scan(self, run: str, table: str) -> pl.LazyFrame:
         """One table of one run as a LazyFrame (empty with the right columns if absent)."""
@@ -185,7 +304,7 @@ class Store:
         try:
             return pl.scan_parquet(files)
         except Exception as e:
-            raise LoganalyzeError(f"cannot read table {table} of run {run}: {e}") from None
+            raise LoganalyzeError(f"cannot read table {table} of run {run}: {e}; {REPAIR_HINT}") from None
 
     def table_counts(self, run: str) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -193,3 +312,19 @@ class Store:
             for table, n in src.get("tables", {}).items():
                 counts[table] = counts.get(table, 0) + n
         return counts
+
+
+def remove_paths(paths: list[Path]) -> list[str]:
+    """Remove files and folders (leftovers, damaged sources); returns their names."""
+    for p in paths:
+        if p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+    return [str(p) for p in paths]
+
+
+def _next_run_name(cat: dict) -> str:
+    """run<N+1> for the highest run<N> in the catalog; called under the lock so two writers never share one."""
+    taken = {int(m.group(1)) for n in cat["runs"] if (m := re.fullmatch(r"run(\d+)", n))}
+    return f"run{max(taken, default=0) + 1}"
