@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers import nccl, nccl_tests, sglang
+from parsers import nccl, nccl_tests, sglang, vllm
 from parsers.engine import score
 from parsers.spec import FileFormat, LogFormat
 
 Format = LogFormat | FileFormat
 
-FORMATS: dict[str, Format] = {f.name: f for f in (sglang.FORMAT, nccl.FORMAT, nccl_tests.FORMAT)}
+FORMATS: dict[str, Format] = {f.name: f for f in (sglang.FORMAT, vllm.FORMAT, nccl.FORMAT, nccl_tests.FORMAT)}
 
 MIN_SCORE = 0.01
 

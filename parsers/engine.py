@@ -46,40 +46,89 @@ def _needle_expr(kind: LineKind) -> pl.Expr:
         hit = hit | pl.col("msg").str.contains(n, literal=True)
     if kind.match:
         hit = hit & pl.col("msg").str.contains(kind.match)
+    if kind.levels:
+        hit = hit & pl.col("level").is_in(kind.levels)
     return hit
 
 
 def classify(fmt: LogFormat) -> pl.Expr:
-    """The name of the first kind whose needle and regex match the message, else null."""
-    expr = pl.when(_needle_expr(fmt.kinds[0])).then(pl.lit(fmt.kinds[0].name))
-    for kind in fmt.kinds[1:]:
+    """The name of the first kind whose needle and regex match the message, else null.
+
+    Fallback kinds are left out here: they only take what is left once continuation
+    lines have found their owners (see `claim_leftovers`).
+    """
+    kinds = [k for k in fmt.kinds if not k.fallback]
+    expr = pl.when(_needle_expr(kinds[0])).then(pl.lit(kinds[0].name))
+    for kind in kinds[1:]:
         expr = expr.when(_needle_expr(kind)).then(pl.lit(kind.name))
     return expr.otherwise(pl.lit(None, pl.String)).alias("kind")
 
 
-def timestamp(formats: tuple[TsFormat, ...], ctx: Context) -> pl.Expr:
-    """Parse the prefix's `ts` group with each layout in turn, completing year or date."""
-    parsed = []
-    for f in formats:
-        raw = pl.col("ts_raw")
-        layout = f.strftime
-        if f.complete == "year":
-            raw, layout = pl.lit(f"{ctx.year}-") + raw, "%Y-" + layout
-        elif f.complete == "date":
-            raw, layout = pl.lit(f"{ctx.base_date} ") + raw, "%Y-%m-%d " + layout
-        parsed.append(raw.str.to_datetime(layout, strict=False, time_unit="us"))
-    return pl.coalesce(*parsed, pl.col("wrap_ts")) if parsed else pl.col("wrap_ts")
+def _parse_ts(f: TsFormat, ctx: Context) -> pl.Expr:
+    raw, layout = pl.col("ts_raw"), f.strftime
+    if f.complete == "year":
+        raw, layout = pl.lit(f"{ctx.year}-") + raw, "%Y-" + layout
+    elif f.complete == "date":
+        raw, layout = pl.lit(f"{ctx.base_date} ") + raw, "%Y-%m-%d " + layout
+    return raw.str.to_datetime(layout, strict=False, time_unit="us")
+
+
+def roll_years(frame: pl.DataFrame, state: dict) -> pl.DataFrame:
+    """Keep year-less timestamps (`ts_year`) monotonic across New Year.
+
+    Every line gets the context's year, so 31 Dec -> 1 Jan reads as a jump back of
+    almost a year: a jump back of more than half a year adds one, a jump forward of as
+    much (a line from another process printed just before midnight) takes it back. The
+    previous raw timestamp and the years added so far carry over to the next batch.
+    """
+    raw = pl.col("ts_year")
+    prev = raw.forward_fill().shift(1)
+    if "last" in state:
+        prev = prev.fill_null(pl.lit(state["last"], pl.Datetime("us")))
+    half = pl.duration(days=183)
+    step = (raw < prev - half).fill_null(False).cast(pl.Int32) - (raw > prev + half).fill_null(False).cast(pl.Int32)
+    out = frame.with_columns(_years=step.cum_sum() + state.get("years", 0))
+    seen = out["ts_year"].drop_nulls()
+    if seen.len():
+        state["last"] = seen[-1]
+    if out.height:
+        state["years"] = int(out["_years"][-1])
+    return out.with_columns(ts_year=raw.dt.offset_by(pl.format("{}y", "_years"))).drop("_years")
+
+
+def _prefix_columns(fmt: LogFormat, frame: pl.DataFrame) -> list[pl.Expr]:
+    """The prefix's named groups as columns (`ts` as `ts_raw`).
+
+    A group name may appear once in a regex, so a header layout that orders its fields
+    differently names them `level__2`, `ts__2`: they fill `level` and `ts` too. A column
+    the wrappers already set (`process`) keeps its value where the prefix has none.
+    """
+    groups = pl.col("text").str.extract_groups(fmt.prefix)
+    by_column: dict[str, list[pl.Expr]] = {}
+    for name in regex.compile(fmt.prefix).groupindex:
+        column = name.split("__")[0]
+        if column != "msg":
+            by_column.setdefault("ts_raw" if column == "ts" else column, []).append(groups.struct.field(name))
+    for column, exprs in by_column.items():
+        if column in frame.columns:
+            exprs.append(pl.col(column))
+    return [pl.coalesce(exprs).alias(column) for column, exprs in by_column.items()]
 
 
 def split_prefix(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> pl.DataFrame:
     """Add msg, ts and the prefix's other named groups as columns."""
-    names = [n for n in regex.compile(fmt.prefix).groupindex if n != "msg"]
     groups = pl.col("text").str.extract_groups(fmt.prefix)
-    cols = [groups.struct.field(n).alias("ts_raw" if n == "ts" else n) for n in names]
-    out = frame.with_columns(*cols, msg=pl.coalesce(groups.struct.field("msg"), pl.col("text")))
+    out = frame.with_columns(*_prefix_columns(fmt, frame), msg=pl.coalesce(groups.struct.field("msg"), pl.col("text")))
     if "ts_raw" not in out.columns:
         out = out.with_columns(ts_raw=pl.lit(None, pl.String))
-    return out.with_columns(ts=timestamp(fmt.ts_formats, ctx)).drop("ts_raw")
+    by_year = [_parse_ts(f, ctx) for f in fmt.ts_formats if f.complete == "year"]
+    dated = [_parse_ts(f, ctx) for f in fmt.ts_formats if f.complete != "year"]
+    if by_year:
+        state = ctx.state.setdefault(("years", fmt.name, ctx.source), {})
+        out = roll_years(out.with_columns(ts_year=pl.coalesce(by_year)), state)
+    else:
+        out = out.with_columns(ts_year=pl.lit(None, pl.Datetime("us")))
+    return out.with_columns(ts=pl.coalesce(*dated, "ts_year", "wrap_ts")).drop("ts_raw", "ts_year")
 
 
 def attach_continuations(frame: pl.DataFrame, fmt: LogFormat) -> pl.DataFrame:
@@ -101,6 +150,34 @@ def attach_continuations(frame: pl.DataFrame, fmt: LogFormat) -> pl.DataFrame:
                 pl.when(cont).then(pl.when(start).then(pl.col("line_no")).forward_fill().over(run)),
             )
         )
+    for kind in fmt.kinds:
+        if kind.orphan and kind.continuation:
+            frame = adopt_orphans(frame, kind)
+    return frame
+
+
+def adopt_orphans(frame: pl.DataFrame, kind: LineKind) -> pl.DataFrame:
+    """Make a run of continuation lines that has no start line one line of `kind`.
+
+    A log cut mid-traceback, or a batch that begins inside one, leaves frames with no
+    `Traceback` line above them. When the run's first line matches `kind.orphan`, it
+    takes the kind and the rest of the run belongs to it.
+    """
+    loose = pl.col("kind").is_null() & pl.col("owner").is_null() & pl.col("msg").str.contains(kind.continuation)
+    head = loose & ~loose.shift(1, fill_value=False) & pl.col("msg").str.contains(kind.orphan)
+    head_line = pl.when(head).then(pl.col("line_no")).forward_fill().over((~loose).cum_sum())
+    return frame.with_columns(
+        kind=pl.when(head).then(pl.lit(kind.name)).otherwise("kind"),
+        owner=pl.when(loose & ~head).then(head_line).otherwise("owner"),
+    )
+
+
+def claim_leftovers(frame: pl.DataFrame, fmt: LogFormat) -> pl.DataFrame:
+    """Fallback kinds (a catch-all for WARNING lines, say) take lines nothing else took."""
+    for kind in fmt.kinds:
+        if kind.fallback:
+            free = pl.col("kind").is_null() & pl.col("owner").is_null() & _needle_expr(kind)
+            frame = frame.with_columns(kind=pl.when(free).then(pl.lit(kind.name)).otherwise("kind"))
     return frame
 
 
@@ -112,6 +189,8 @@ def _cast(expr: pl.Expr, dtype: pl.DataType, percent: bool = False) -> pl.Expr:
         return expr.cast(pl.Float64, strict=False) / 100
     if dtype in (pl.Int64, pl.Float64):
         return expr.str.replace_all(",", "").cast(dtype, strict=False)
+    if isinstance(dtype, pl.List):
+        return expr.str.split(",").list.eval(pl.element().str.strip_chars().cast(dtype.inner, strict=False))
     return expr.cast(dtype, strict=False)
 
 
@@ -168,7 +247,7 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
         claimed = frame["line_no"].is_in(inner.claimed_lines.implode()) if inner else pl.Series([False] * frame.height)
         return Parsed(inner.tables if inner else {}, inner.lines if inner else {}, claimed)
     framed = split_prefix(fmt, frame, ctx).with_columns(classify(fmt))
-    framed = attach_continuations(framed, fmt)
+    framed = claim_leftovers(attach_continuations(framed, fmt), fmt)
     bodies = (
         framed.filter(pl.col("owner").is_not_null())
         .group_by("owner", maintain_order=True)
@@ -192,6 +271,8 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
         owned = framed.filter(pl.col("owner").is_in(good["line_no"].implode()))
         claimed_rows.append(owned["line_no"])
         lines[kind.table] = lines.get(kind.table, 0) + int(good["span"].sum())
+        if kind.carry:
+            good = kind.carry(good, ctx.state.setdefault(("carry", fmt.name, kind.name, ctx.source), {}))
         if kind.handler:
             good = kind.handler(good)
         if kind.message:

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 import polars as pl
 
 Handler = Callable[[pl.DataFrame], pl.DataFrame]
+# Like a handler, plus a dict that persists across the batches of one source (cumulative
+# counters need the last value of the previous batch).
+Carry = Callable[[pl.DataFrame, dict], pl.DataFrame]
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,15 @@ class LineKind:
     message: bool = False
     const: Mapping[str, object] = field(default_factory=dict)
     continuation: str | None = None
+    # A run of continuation lines with no start line above it (a log cut mid-traceback,
+    # a batch boundary) becomes one line of this kind when its first line matches this.
+    orphan: str | None = None
+    # Only lines whose prefix `level` is one of these.
+    levels: tuple[str, ...] = ()
+    # Tried last, on lines that no other kind and no continuation took.
+    fallback: bool = False
     handler: Handler | None = None
+    carry: Carry | None = None
     samples: tuple[str, ...] = ()
 
 
