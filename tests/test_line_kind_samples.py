@@ -1,0 +1,39 @@
+"""Every line kind's `samples` parse to that kind, in every format (the samples double as tests).
+
+A kind's samples are fed together as one small log: a multi-line sample (a banner, a
+traceback) then stays one event, and independent lines stay separate rows. Every line
+must be claimed, and every row produced must carry the kind's name.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import parsers
+from loganalyze.wrappers import unwrap
+from parsers.engine import Context, parse
+from parsers.spec import LogFormat
+
+KINDS = [
+    pytest.param(fmt, kind, id=f"{fmt.name}-{kind.name}")
+    for fmt in parsers.FORMATS.values() if isinstance(fmt, LogFormat)
+    for kind in fmt.kinds
+]
+
+
+def frame_of(lines: tuple[str, ...]) -> pl.DataFrame:
+    """The frame ingest hands a parser: numbered, unwrapped lines with the raw text kept."""
+    raw = pl.DataFrame({"line_no": range(1, len(lines) + 1), "raw": list(lines)},
+                       schema={"line_no": pl.Int64, "raw": pl.String})
+    return unwrap(raw.with_columns(text=pl.col("raw")), 2026)
+
+
+@pytest.mark.parametrize("fmt, kind", KINDS)
+def test_kind_samples_are_claimed_by_the_kind(fmt, kind):
+    assert kind.samples, f"{fmt.name}.{kind.name} has no sample lines"
+    got = parse(fmt, frame_of(kind.samples), Context(source="samples", year=2026, base_date="2026-01-01"))
+    assert got.claimed.all(), [s for s, c in zip(kind.samples, got.claimed) if not c]
+    assert sum(got.lines.values()) == len(kind.samples)
+    kinds = {k for table in got.tables.values() for k in table["kind"].unique().to_list()}
+    assert kinds == {kind.name}
