@@ -156,7 +156,8 @@ def metrics_cmd(run, store, out_format):
 @fmt_option("text", "json", "md")
 @click.option("--fail-on", type=click.Choice(["warning", "critical"]), default=None,
               help="Exit 1 when a finding of this severity or worse exists (for CI).")
-def diagnose(run, store, baseline, out_format, fail_on):
+@click.option("--no-redact", is_flag=True, help="Keep secrets (API keys, tokens, passwords) in the output.")
+def diagnose(run, store, baseline, out_format, fail_on, no_redact):
     """Find the root causes of slowness in a run, ranked by estimated impact.
 
     Each finding has an id, a severity, a verdict with numbers, evidence (file:line and
@@ -172,13 +173,45 @@ def diagnose(run, store, baseline, out_format, fail_on):
     base = loganalyze.open_run(baseline, s) if baseline else None
     findings = run_diagnosis(r, base)
     if out_format == "json":
-        print_json({"run": run, "baseline": baseline, "findings": [f.to_dict() for f in findings]})
+        print_json({"run": run, "baseline": baseline, "findings": [f.to_dict() for f in findings]},
+                   redact=not no_redact)
     elif out_format == "md":
-        click.echo(render_findings_md(run, findings))
+        click.echo(render_findings_md(run, findings, redact=not no_redact))
     else:
-        click.echo(render_findings_text(run, findings))
+        click.echo(render_findings_text(run, findings, redact=not no_redact))
     if fail_on and any(SEVERITIES.index(f.severity) <= SEVERITIES.index(fail_on) for f in findings):
         sys.exit(1)
+
+
+@main.command()
+@click.argument("runs", nargs=-1, required=True)
+@STORE
+@click.option("--baseline", default=None, help="A run to diagnose against, shown as a column to compare with.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="File to write (.html, or .md for Markdown).")
+@click.option("--format", "out_format", type=click.Choice(["html", "md"]), default=None,
+              help="Output format [default: md for a .md file, else html].")
+@click.option("--no-redact", is_flag=True, help="Keep secrets (API keys, tokens, passwords) in the report.")
+def report(runs, store, baseline, output, out_format, no_redact):
+    """Write one self-contained report: verdict, findings with evidence, charts, tables.
+
+    Several RUNS make a comparison. The HTML file loads nothing from the network (the
+    chart library is inlined), so it can be attached to a ticket; Markdown has the same
+    content without charts, for GitHub or Jira.
+
+    \b
+    Example:
+      loganalyze report run42 -o run42.html
+      loganalyze report eagle3 base vllm --baseline base -o compare.html
+    """
+    from loganalyze.report import build_report
+
+    s = Store(store)
+    fmt = out_format or ("md" if output.suffix.lower() == ".md" else "html")
+    text = build_report([loganalyze.open_run(r, s) for r in runs],
+                        loganalyze.open_run(baseline, s) if baseline else None, fmt=fmt, redact=not no_redact)
+    output.write_text(text, encoding="utf-8")
+    click.echo(f"wrote {output} ({len(text.encode()):,} bytes, {fmt})")
 
 
 @main.command("check")

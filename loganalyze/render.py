@@ -1,12 +1,30 @@
-"""Plain-text and JSON rendering of command results for the terminal."""
+"""Plain-text and JSON rendering of command results for the terminal.
+
+Every renderer's output passes through the secret redaction (loganalyze/redact.py);
+`redact=False` (the commands' --no-redact) is the only way to turn it off.
+"""
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from datetime import date, datetime
 
 from loganalyze.ingest import IngestResult
+from loganalyze.redact import redact as redact_text
+from loganalyze.redact import redact_obj
+
+
+def redacted(render):
+    """Make a text renderer redact what it returns; callers pass redact=False to keep secrets."""
+
+    @functools.wraps(render)
+    def wrapper(*args, redact: bool = True, **kwargs) -> str:
+        text = render(*args, **kwargs)
+        return redact_text(text) if redact else text
+
+    return wrapper
 
 
 def _default(o):
@@ -15,11 +33,13 @@ def _default(o):
     return str(o)
 
 
-def print_json(data) -> None:
-    json.dump(data, sys.stdout, indent=2, default=_default)
+def print_json(data, redact: bool = True) -> None:
+    """JSON on stdout, strings redacted before encoding (escaped quotes would hide a secret's edges)."""
+    json.dump(redact_obj(data) if redact else data, sys.stdout, indent=2, default=_default)
     sys.stdout.write("\n")
 
 
+@redacted
 def render_ingest(result: IngestResult) -> str:
     out = [f"run {result.run} (store {result.store})"]
     for s in result.sources:
@@ -35,6 +55,7 @@ def render_ingest(result: IngestResult) -> str:
     return "\n".join(out)
 
 
+@redacted
 def render_runs(listing: dict) -> str:
     out = [f"store: {listing['store']}"]
     if not listing["runs"]:
@@ -47,6 +68,7 @@ def render_runs(listing: dict) -> str:
     return "\n".join(out)
 
 
+@redacted
 def render_show(data: dict) -> str:
     out = [f"run {data['run']}", "sources:"]
     for s in data["sources"]:
@@ -61,6 +83,7 @@ def render_show(data: dict) -> str:
     return "\n".join(out)
 
 
+@redacted
 def render_metrics(run: str, families: dict) -> str:
     out = [f"run {run}"]
     for name, fam in families.items():
@@ -73,6 +96,7 @@ def render_metrics(run: str, families: dict) -> str:
     return "\n".join(out)
 
 
+@redacted
 def metrics_csv(families: dict) -> str:
     rows = ["family,metric,value"]
     for name, fam in families.items():
@@ -85,6 +109,7 @@ def metrics_csv(families: dict) -> str:
 BADGE = {"critical": "CRITICAL", "warning": "WARNING", "info": "info"}
 
 
+@redacted
 def render_findings_text(run: str, findings: list) -> str:
     if not findings:
         return f"run {run}: no findings. Nothing in these logs points to a problem loganalyze knows."
@@ -100,6 +125,7 @@ def render_findings_text(run: str, findings: list) -> str:
     return "\n".join(out).rstrip()
 
 
+@redacted
 def render_findings_md(run: str, findings: list) -> str:
     out = [f"# loganalyze diagnosis: {run}", ""]
     if not findings:

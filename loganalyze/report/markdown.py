@@ -1,0 +1,74 @@
+"""The report as Markdown for GitHub and Jira: the same content as the HTML, charts left out.
+
+Log text lands in code spans or fenced blocks, where Markdown renders it literally, and
+other text has Markdown's syntax characters escaped; `|` and newlines are escaped in
+table cells (code spans included) so a log line cannot break a table.
+"""
+
+from __future__ import annotations
+
+import re
+
+from loganalyze.report.html import BADGE
+from loganalyze.report.model import ReportData
+from loganalyze.report.tables import MISSING, Table, all_metrics, config_table, key_metrics, sources_table, unparsed_table
+
+MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~])")
+
+
+def prose(text: str) -> str:
+    """Text from findings and logs with Markdown's syntax characters escaped, so a path
+    like `a_b_c` or a `<tag>` shows as written instead of turning into emphasis or HTML."""
+    return MD_SPECIAL.sub(r"\\\1", text.replace("\n", " "))
+
+
+def code(text: str) -> str:
+    """An inline code span that survives backticks inside the text."""
+    fence = "``" if "`" in text else "`"
+    return f"{fence} {text} {fence}" if fence == "``" else f"`{text}`"
+
+
+def fenced(lines: list[str]) -> list[str]:
+    fence = "~~~~" if any("```" in line for line in lines) else "```"
+    return [fence, *lines, fence]
+
+
+def table(t: Table, code_cols: tuple[int, ...] = ()) -> list[str]:
+    """A pipe table; rows that differ between runs are marked ≠ (bold would vanish in code cells)."""
+    out = ["| " + " | ".join(prose(c) or " " for c in t.columns) + " |", "|" + "---|" * len(t.columns)]
+    for row, differs in zip(t.rows, t.differs or [False] * len(t.rows)):
+        cells = [code(c.replace("|", "\\|").replace("\n", " ")) if i in code_cols and c not in ("", MISSING)
+                 else prose(c) for i, c in enumerate(row)]
+        cells[0] = ("≠ " if differs else "") + cells[0]
+        out.append("| " + " | ".join(cells) + " |")
+    return out + ([f"\n_{prose(t.note)}_"] if t.note else []) + [""]
+
+
+def finding(f: dict) -> list[str]:
+    out = [f"#### {BADGE.get(f['severity'], f['severity'].upper())}: {prose(f['title'])} ({code(f['id'])})", "",
+           prose(f["verdict"]), "", f"**Impact:** {prose(f['impact_text'])}", ""]
+    if f["evidence"]:
+        out += fenced([f"{ev['path']}:{ev['line']}: {ev['text']}" for ev in f["evidence"]]) + [""]
+    return out + [f"**Recommendation:** {prose(f['recommendation'])}", ""]
+
+
+def render_markdown(data: ReportData, command: str) -> str:
+    out = [f"# {prose(data.title)}", "", f"_inputs {data.inputs_digest[:16]}_", ""]
+    for run in data.subjects:
+        text = " ".join(f"**{prose(lead)}** {prose(rest)}" for lead, rest in run.verdict())
+        out += [(f"**{prose(run.name)}:** " if len(data.subjects) > 1 else "") + text, ""]
+    out += ["## Findings, largest impact first", ""]
+    for run in data.subjects:
+        if len(data.subjects) > 1:
+            out += [f"### {prose(run.name)}", ""]
+        out += [line for f in run.findings for line in finding(f)] or ["No findings.", ""]
+    out += ["## Key numbers", "", *table(key_metrics(data)), "<details><summary>All metrics</summary>", "",
+            *table(all_metrics(data)), "</details>", "",
+            "## Configuration", "", *table(config_table(data), code_cols=tuple(range(1, len(data.runs) + 1))),
+            "## Sources", "", *table(sources_table(data), code_cols=(1, 5))]
+    for run in data.runs:
+        t = unparsed_table(run)
+        if t:
+            out += [f"### {prose(t.title)}", "", *table(t, code_cols=(1, 2))]
+    out += [f"_Rebuild: `{command}` (charts are in the HTML report)._", ""]
+    return "\n".join(out)

@@ -1,0 +1,146 @@
+"""What a report shows, gathered once and redacted once, for the HTML and Markdown renderers.
+
+The report reads metrics families and findings, never tables of raw lines; the one
+exception is the `unparsed` table, summarised as masked templates (see tables.py).
+Redaction happens here, before any escaping: an escaped quote (`&#x27;`) would hide a
+secret from the patterns, so renderers only ever see strings that are already clean.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+import loganalyze
+from loganalyze import metrics
+from loganalyze.diagnosis import diagnose
+from loganalyze.metrics.base import Family
+from loganalyze.metrics.breakeven import break_even
+from loganalyze.redact import redact_frame, redact_obj
+from loganalyze.report.tables import unparsed_templates
+from loganalyze.run import Run
+
+# Columns of metric frames that hold log text: the report never draws or prints them.
+LOG_TEXT_COLUMNS = ("raw", "text", "message", "fields")
+SOURCE_KEYS = ("path", "format", "version", "sha256", "lines", "blank", "unparsed", "size")
+
+
+@dataclass
+class RunData:
+    """One run as the report sees it: metrics, findings (dicts), config and sources."""
+
+    name: str
+    families: dict[str, Family]
+    findings: list[dict[str, Any]]
+    config: dict[str, str]
+    sources: list[dict[str, Any]]
+    unparsed: pl.DataFrame
+    is_baseline: bool = False
+
+    def verdict(self) -> list[tuple[str, str]]:
+        """One paragraph as (lead-in, text) pairs, lead-ins set in bold: the two largest findings
+        with their numbers, the others by title, then the first fix."""
+        if not self.findings:
+            return [("No findings:", "nothing in these logs points to a problem loganalyze knows.")]
+        out = [(f"{f['title']}.", f["verdict"]) for f in self.findings[:2]]
+        rest = [f"{f['title']} ({f['severity']})" for f in self.findings[2:]]
+        if rest:
+            out.append(("Also found:", "; ".join(rest) + "."))
+        return out + [("First fix:", self.findings[0]["recommendation"])]
+
+
+@dataclass
+class ReportData:
+    runs: list[RunData]
+    baseline: str | None
+    inputs_digest: str
+
+    @property
+    def subjects(self) -> list[RunData]:
+        """The runs the report is about (the baseline is only a point of comparison)."""
+        return [r for r in self.runs if not r.is_baseline]
+
+    @property
+    def title(self) -> str:
+        names = [r.name for r in self.subjects]
+        against = f" (baseline {self.baseline})" if self.baseline and self.baseline not in names else ""
+        return ("loganalyze report: " + ", ".join(names) if len(names) == 1 else
+                "loganalyze comparison: " + " vs ".join(names)) + against
+
+
+def builder_version() -> str:
+    """loganalyze's version plus a hash of the report code and the vendored Vega JS version.
+
+    Recorded in every report so that a test can tell when the committed example reports
+    were built by older report code (see reports/build.py).
+    """
+    import vl_convert
+
+    code = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        code.update(path.name.encode() + b"\0" + path.read_bytes())
+    return f"{loganalyze.__version__}+report.{code.hexdigest()[:12]}+vl-convert.{vl_convert.__version__}"
+
+
+def inputs_digest(sources_by_run: dict[str, list[str]], baseline: str | None) -> str:
+    """Content hash of what the report was built from: run names, input sha256s, builder."""
+    h = hashlib.sha256(builder_version().encode())
+    for run in sorted(sources_by_run):
+        h.update(f"\n{run}{' (baseline)' if run == baseline else ''}:".encode())
+        h.update(",".join(sorted(sources_by_run[run])).encode())
+    return h.hexdigest()
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+def _clean_family(family: Family, redact: bool) -> Family:
+    """The family without log-text columns, its strings redacted."""
+    clean = redact_obj if redact else _identity
+    frames = {}
+    for name, frame in family.frames.items():
+        frame = frame.drop([c for c in LOG_TEXT_COLUMNS if c in frame.columns])
+        frames[name] = redact_frame(frame) if redact else frame
+    return replace(family, summary=clean(family.summary), frames=frames, notes=clean(family.notes))
+
+
+def with_break_even(families: dict[str, Family], baseline: dict[str, Family] | None) -> dict[str, Family]:
+    """The speculative family with a `break_even` frame (tau vs tau* by batch size) when step times exist.
+
+    Break-even needs the steps family and, for a measured tau*, the baseline's step times,
+    so it is not a family of its own; the charts read it from the speculative family.
+    """
+    spec, steps = families.get("speculative"), families.get("steps")
+    if not spec or not steps or spec.summary.get("accept_len_mean") is None:
+        return families
+    table = break_even(steps, spec, (baseline or {}).get("steps"))
+    return {**families, "speculative": replace(spec, frames={**spec.frames, "break_even": table})}
+
+
+def collect_run(run: Run, baseline: Run | None, redact: bool, is_baseline: bool = False) -> RunData:
+    """One run's report data; a baseline that is only a point of comparison gets no findings."""
+    clean = redact_obj if redact else _identity
+    findings = [] if is_baseline else [clean(f.to_dict()) for f in diagnose(run, baseline)]
+    sources = [clean({k: s.get(k) for k in SOURCE_KEYS}) for s in run.info["sources"]]
+    families = with_break_even(metrics.compute(run), metrics.compute(baseline) if baseline else None)
+    return RunData(run.name, {k: _clean_family(f, redact) for k, f in families.items()}, findings,
+                   clean(run.config()), sources, unparsed_templates(run, redact), is_baseline)
+
+
+def collect(runs: list[Run], baseline: Run | None, redact: bool = True) -> ReportData:
+    """Every run's data; a baseline not among `runs` comes first, as a column to compare against."""
+    names = {r.name for r in runs}
+    data = []
+    if baseline is not None and baseline.name not in names:
+        data.append(collect_run(baseline, None, redact, is_baseline=True))
+    for r in runs:
+        data.append(collect_run(r, baseline if baseline is not None and baseline.name != r.name else None, redact))
+    all_runs = ([baseline] if data and data[0].is_baseline else []) + list(runs)
+    digest = inputs_digest({r.name: [s["sha256"] for s in r.info["sources"]] for r in all_runs},
+                           baseline.name if baseline else None)
+    return ReportData(data, baseline.name if baseline else None, digest)
