@@ -1,0 +1,133 @@
+"""hang: a collective that never finished (PyTorch ProcessGroupNCCL watchdog) or a forward
+pass that never returned (SGLang's own watchdog).
+
+The finding names the collective, its size, how long it ran, how far each rank got, and
+what the server was doing just before (the last stats line). Rules from shared/formats/
+nccl.md 5.1: a timeout in one of the first collectives is a start-up hang (a peer never
+joined, broken P2P: ACS/IOMMU); the same SeqNum on every rank that reported means all
+are blocked in one collective (a rank outside the set died or desynced); the rank with
+the lowest `last completed` is the straggler. Sources in docs/findings-nccl.md.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from loganalyze.diagnosis.base import Context, Finding
+
+STARTUP_SEQ = 5  # SeqNum <= 5: init-time collective (nccl.md 5.1)
+BYTES_PER_ELEMENT = 2  # bf16/fp16 activations: an assumption, stated in the verdict
+
+RECOMMEND_STARTUP = (
+    "A hang in the first collectives is almost always the platform: check P2P with `nvidia-smi topo -m` and CUDA's "
+    "p2pBandwidthLatencyTest, disable ACS on the PCIe switches and set the IOMMU to passthrough (iommu=pt); re-run "
+    "once with NCCL_P2P_DISABLE=1: if the hang goes away, P2P is broken on this box (local-inference-lab/rtx6kpro#15). "
+)
+RECOMMEND_MIDRUN = (
+    "Find the rank that did not reach this collective: one that crashed, ran out of memory or is stuck in Python "
+    "shows up in its own log before the timeout. "
+)
+RECOMMEND_TOOLS = (
+    "Re-run with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,COLL shows the last opCount per rank), and "
+    "TORCH_NCCL_TRACE_BUFFER_SIZE=2000 with TORCH_NCCL_DUMP_ON_TIMEOUT=1 to get a flight-recorder dump per rank "
+    "(analyse with `torchfrtrace`)."
+)
+
+
+def human_bytes(n: float) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:,.1f} {unit}"
+    return f"{n:,.0f} B"
+
+
+def _size(numel: int | None, numel_out: int | None) -> str:
+    if numel is None:
+        return ""
+    out = f" -> {numel_out:,}" if numel_out and numel_out != numel else ""
+    return f", {numel:,}{out} elements = {human_bytes(numel * BYTES_PER_ELEMENT)} at 2 B/element"
+
+
+def torch_verdict(s: dict, progress: pl.DataFrame) -> str:
+    seq, ranks = s["timeout_seq"], s.get("timeout_ranks") or []
+    pg = f" in PG {s['timeout_pg']}" if s.get("timeout_pg") else ""
+    text = (f"{s['timeout_op']} (SeqNum {seq}{pg}{_size(s['timeout_numel'], s['timeout_numel_out'])}) ran for "
+            f"{s['timeout_ran_for_ms'] / 1000:,.0f} s before the {s['timeout_ms'] / 1000:,.0f} s watchdog timeout "
+            f"on rank(s) {', '.join(ranks) or '?'}.")
+    if seq is not None and seq <= STARTUP_SEQ:
+        text += (f" It is collective #{seq} of its process group: a start-up hang (a peer never joined or P2P is "
+                 "broken), not slow steady-state communication.")
+    else:
+        text += f" A mid-run hang after {seq:,} collectives." if seq else ""
+    if progress.height:
+        text += f" Last enqueued work {s['last_enqueued']}, last completed {s['last_completed']}."
+    if s.get("straggler_ranks"):
+        text += f" Rank(s) {', '.join(s['straggler_ranks'])} completed the least: the straggler."
+    elif len(s.get("reported_ranks") or []) > 1 and len(s.get("timeout_seqs") or []) == 1:
+        text += (f" All {len(s['reported_ranks'])} ranks that reported ({', '.join(s['reported_ranks'])}) are blocked "
+                 "in the same collective: a collective-level hang (a rank outside this set died or desynced), not "
+                 "one slow GPU.")
+    if s.get("process_abort"):
+        text += " The watchdog then took the process down (terminate / c10::DistBackendError)."
+    return text
+
+
+def context_text(hangs: pl.DataFrame) -> str:
+    row = hangs.filter(pl.col("stats_raw").is_not_null()).head(1)
+    if row.height == 0:
+        return ""
+    r = row.row(0, named=True)
+    return f" The last stats line before it (line {r['stats_line']}): {r['stats_raw'].strip()[:200]}"
+
+
+def sglang_verdict(hangs: pl.DataFrame) -> str:
+    sg = hangs.filter(pl.col("kind") == "watchdog_timeout")
+    if sg.height == 0:
+        return ""
+    timeout = sg["fields"].str.json_decode().struct.field("timeout_s").drop_nulls()
+    ranks = sorted(sg["rank"].drop_nulls().unique().to_list())
+    secs = f"{timeout[0]:g} s" if timeout.len() else "its limit"
+    return (f" SGLang's watchdog fired {sg.height} time(s) (a forward batch did not finish in {secs})"
+            + (f" on {', '.join(ranks)}" if ranks else "") + ": the scheduler is stuck, typically in a collective.")
+
+
+def laggard_finding(ctx: Context, behind: pl.DataFrame) -> Finding:
+    r = behind.row(0, named=True)
+    return Finding(
+        id="hang", severity="info", title="A rank is behind in the COLL trace",
+        verdict=(f"{r['host']} pid {r['pid']} last enqueued opCount {r['last_op_count']:#x} ({r['last_op_count']}) while "
+                 "other ranks of the same communicator size got further. COLL lines are logged at enqueue, so "
+                 "if the job hung, this rank stopped issuing first."),
+        impact=0.0, impact_text="none by itself; localises a hang if there was one",
+        recommendation="If the job hung, look at this rank's log and stack (py-spy dump) first. " + RECOMMEND_TOOLS,
+        confidence="low", evidence=ctx.evidence(behind), metrics={"behind": behind.height},
+    )
+
+
+def check(ctx: Context) -> list[Finding]:
+    fam = ctx.metrics.get("nccl")
+    if not fam:
+        return []
+    s, f = fam.summary, fam.frames
+    hangs = f["hangs"]
+    if hangs.height == 0:
+        behind = f.get("coll_behind")
+        return [laggard_finding(ctx, behind)] if behind is not None and behind.height else []
+    verdict = torch_verdict(s, f["progress"]) if s.get("watchdog_timeouts") else ""
+    verdict = (verdict + sglang_verdict(hangs) + context_text(hangs)).strip()
+    errors = f["errors"]
+    if errors.height:
+        verdict += f" NCCL errors in the log: {errors['message'][0].strip()[:160]}"
+    startup = s.get("timeout_seq") is not None and s["timeout_seq"] <= STARTUP_SEQ
+    evidence = pl.concat([hangs.select("source", "line_no", "raw"), f["progress"].select("source", "line_no", "raw"),
+                          errors.select("source", "line_no", "raw")]).unique("line_no", keep="first").sort("line_no")
+    return [Finding(
+        id="hang", severity="critical",
+        title=(f"{s['timeout_op']} collective hung" if s.get("watchdog_timeouts") else "Scheduler watchdog timeout"),
+        verdict=verdict, impact=1.0, impact_text="the server (or job) stops: every request in flight fails",
+        recommendation=(RECOMMEND_STARTUP if startup else RECOMMEND_MIDRUN + RECOMMEND_STARTUP) + RECOMMEND_TOOLS,
+        evidence=ctx.evidence(evidence),
+        metrics={k: s.get(k) for k in ("watchdog_timeouts", "sglang_watchdog_timeouts", "timeout_op", "timeout_seq",
+                                       "timeout_numel", "timeout_ran_for_ms", "timeout_ms", "timeout_ranks",
+                                       "last_enqueued", "last_completed", "straggler_ranks")},
+    )]
