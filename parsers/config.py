@@ -79,7 +79,7 @@ def typed(value: pl.Expr) -> dict[str, pl.Expr]:
 
 def explode_pairs(rows: pl.DataFrame, pairs: pl.Expr, origin: str) -> pl.DataFrame:
     """One config row per [key, value] pair in the list column given by `pairs`."""
-    keep = [c for c in ("line_no", "ts", "rank", "kind") if c in rows.columns]
+    keep = [c for c in ("line_no", "ts", "rank", "kind", "raw", "process", "level") if c in rows.columns]
     out = (
         rows.select(*keep, _pairs=pairs)
         .explode("_pairs")

@@ -15,8 +15,9 @@ CHECKS = (
 
 
 def rank(findings: list[Finding]) -> list[Finding]:
-    """Root causes before their consequences, then largest estimated impact; severity breaks ties."""
-    return sorted(findings, key=lambda f: (f.consequence, -f.impact, SEVERITIES.index(f.severity)))
+    """Root causes before their consequences, then largest estimated impact; info notes last."""
+    return sorted(findings, key=lambda f: (f.severity == "info", f.consequence, -f.impact,
+                                           SEVERITIES.index(f.severity)))
 
 
 def diagnose(run: Run, baseline: Run | None = None) -> list[Finding]:

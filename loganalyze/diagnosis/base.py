@@ -18,6 +18,7 @@ from loganalyze.run import Run
 
 SEVERITIES = ("critical", "warning", "info")
 MAX_EVIDENCE = 5
+EXCERPT = 240
 
 
 @dataclass
@@ -64,7 +65,15 @@ class Context:
         ]
 
     def config_rows(self, *keys: str, origin: str | None = None) -> pl.DataFrame:
+        """Config rows of these keys, one per line, with `raw` cut down to the setting itself.
+
+        A server-args dump is one line of thousands of characters: the evidence is the
+        line's prefix and the `key=value` that matters.
+        """
         cfg = self.run.table("config").filter(pl.col("key").is_in(list(keys)))
         if origin:
             cfg = cfg.filter(pl.col("origin") == origin)
-        return cfg.sort("line_no").collect().unique("line_no", keep="first", maintain_order=True)
+        rows = cfg.sort("line_no").collect().unique("line_no", keep="first", maintain_order=True)
+        short = pl.col("raw").str.len_chars() <= EXCERPT
+        excerpt = pl.format("{} ... {}={} ...", pl.col("raw").str.slice(0, 40), pl.col("key"), pl.col("value"))
+        return rows.with_columns(raw=pl.when(short).then(pl.col("raw")).otherwise(excerpt))

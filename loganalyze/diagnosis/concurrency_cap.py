@@ -12,7 +12,7 @@ import polars as pl
 from loganalyze.diagnosis.base import Context, Finding
 
 MIN_CAPPED = 0.05  # fraction of decode intervals at the cap with a queue
-CRITICAL_CAPPED = 0.25
+CRITICAL_CAPPED = 0.25  # or more requests waiting than running at some point
 
 
 def _recommendation(cap: int, reset: bool, engine_flag: str) -> str:
@@ -51,7 +51,7 @@ def check(ctx: Context) -> list[Finding]:
                f"intervals while up to {s['queue_max']} requests wait.")
     return [Finding(
         id="concurrency-cap",
-        severity="critical" if capped >= CRITICAL_CAPPED else "warning",
+        severity="critical" if capped >= CRITICAL_CAPPED or (s["queue_max"] or 0) >= s["cap"] else "warning",
         title=f"Concurrency capped at {s['cap']}" + (" by the speculative-decoding reset" if reset else ""),
         verdict=verdict,
         impact=float(wait_share),

@@ -1,0 +1,55 @@
+"""The bar: from the reference case's logs, the verdict of shared/reference-case.md."""
+
+from __future__ import annotations
+
+import pytest
+
+import loganalyze as la
+from conftest import FIXTURES
+from loganalyze import metrics
+from loganalyze.diagnosis import diagnose
+
+REF = FIXTURES / "reference"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    store = tmp_path_factory.mktemp("ref") / "store"
+    for name in ("sglang-eagle3", "sglang-base"):
+        la.ingest([REF / name / "server.log"], run=name, store=store)
+    return la.open_run("sglang-eagle3", store), la.open_run("sglang-base", store)
+
+
+def test_cap_first_then_drafter(runs):
+    eagle, _ = runs
+    found = diagnose(eagle)
+    assert [f.id for f in found][:2] == ["concurrency-cap", "low-acceptance"]
+    cap, accept = found[0], found[1]
+    assert cap.severity == "critical"
+    assert cap.metrics["cap"] == 48 and cap.metrics["speculative_reset"] is True
+    assert cap.metrics["queue_max"] == 80
+    assert cap.metrics["capped_fraction"] == pytest.approx(0.249, abs=0.01)
+    assert cap.metrics["token_usage_max"] < 0.3
+    assert "reset to 48" in cap.evidence[0].text
+    assert accept.metrics["accept_len_mean"] == pytest.approx(1.70, abs=0.02)
+    assert accept.metrics["max_accept_len"] == 4
+    assert accept.metrics["drafter"] == "AQ-MedAI/Kimi-K2-Instruct-eagle3"
+    assert "another model" in accept.verdict
+
+
+def test_speculation_below_break_even_against_the_base_run(runs):
+    eagle, base = runs
+    found = {f.id: f for f in diagnose(eagle, baseline=base)}
+    below = found["spec-below-break-even"]
+    table = {row["running"]: row for row in below.metrics["break_even"]}
+    assert table[1]["tau_star"] > table[1]["tau"]  # single stream: break-even just above 1.7
+    assert table[1]["tau_star"] == pytest.approx(1.72, abs=0.1)
+    assert table[48]["tau_star"] > 3 and table[48]["speedup"] < 0.6
+    assert below.confidence == "high"
+
+
+def test_base_run_is_healthy(runs):
+    _, base = runs
+    assert [f.id for f in diagnose(base) if f.severity != "info"] == []
+    cap = metrics.compute(base)["concurrency"].summary
+    assert (cap["cap"], cap["queue_max"]) == (2048, 0)
