@@ -80,7 +80,9 @@ def _event(name: str, needle, pattern: str | None, severity: str, samples: tuple
 
 def _spec_reset(rows: pl.DataFrame) -> pl.DataFrame:
     pair = pl.concat_list(pl.lit("max_running_requests"), pl.col("body").str.extract(r"reset to (\d+)", 1))
-    return explode_pairs(rows, pl.concat_list(pair), "speculative_reset")
+    # One [key, value] pair per row: a list of one list (concat_list alone does not nest).
+    return explode_pairs(rows, pl.concat_list(pair.list.to_array(2)).cast(pl.List(pl.List(pl.String))),
+                         "speculative_reset")
 
 
 GB = {"avail_mem_gb": F, "mem_usage_gb": F, "elapsed_s": F}
@@ -156,7 +158,7 @@ KINDS = (
            types={"retracted": I, "ratio_before": F, "ratio_after": F}),
     _event("oom", ("out of memory", "Not enough memory", "OutOfMemoryError"),
            r"(?:Prefill|Decode) out of memory|alloc_req_slots runs out of memory|Not enough memory|CUDA out of memory|OutOfMemoryError",
-           "critical", ("Decode out of memory. Try to lower your batch size.",)),
+           "critical", ("Decode out of memory. Try to lower your batch size.",), fallback=True),
     _event("watchdog_timeout", "atchdog timeout", r"(?:(?P<component>\w+) )?[Ww]atchdog timeout \((?:self\.)?watchdog_timeout=(?P<timeout_s>\d+)",
            "critical", ("Watchdog timeout (self.watchdog_timeout=300)",), types={"timeout_s": F}),
     _event("child_failed", "Received sigquit from a child", None, "critical",
