@@ -7,10 +7,12 @@ import polars as pl
 from loganalyze.diagnosis.base import Context, Finding
 
 KINDS = ("oom", "engine_dead", "kv_cache_insufficient", "alloc_failure")
+OOM_TEXT = r"OutOfMemoryError|out of memory|Not enough memory"
 
 
 def check(ctx: Context) -> list[Finding]:
-    rows = ctx.run.table("events").filter(pl.col("kind").is_in(list(KINDS))).sort("line_no").collect()
+    in_traceback = pl.col("kind").is_in(["traceback", "exception"]) & pl.col("message").str.contains(OOM_TEXT)
+    rows = ctx.run.table("events").filter(pl.col("kind").is_in(list(KINDS)) | in_traceback).sort("line_no").collect()
     if rows.height == 0:
         return []
     first = rows.row(0, named=True)
