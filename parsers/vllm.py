@@ -67,10 +67,12 @@ STATS_KEYS = (
 )
 
 # Bring every release's stats line to `key: value, ` pairs that the keys find.
+# Header-like parts (`Engine 000: `) move to the end, where `extra` finds them as pairs.
 STATS_REWRITES = (
-    (r"^.*?Engine (\d+): ", "Engine: $1, "),
-    (r"^.*?(\d+) Engines Aggregated: ", "Engines aggregated: $1, "),
-    (r"^.*?Iteration\((\d+)\): ", "Iteration: $1, "),
+    (r"\.$", ""),
+    (r"^.*?Engine (\d+): (.*)$", "$2, Engine: $1"),
+    (r"^.*?(\d+) Engines Aggregated: (.*)$", "$2, Engines aggregated: $1"),
+    (r"^.*?Iteration\((\d+)\): (.*)$", "$2, Iteration: $1"),
     (r"(\d+) (context requests|context tokens|generation requests|generation tokens)", "$2: $1"),
     (r"(\d+ reqs) ([A-Z])", "$1, $2"),  # 0.7.1-0.7.2: `Waiting: 0 reqs GPU KV cache usage`
     (r"KV fetch: (\d+) waiting to start, (\d+) in progress, (\d+) completed waiting",
@@ -79,7 +81,6 @@ STATS_REWRITES = (
     # V0's `CPU KV cache usage` (swap space) follows a percentage and stays as it is.
     (r"(\w, )([A-Z]+) KV cache usage: ", "${1}KV device: $2, KV cache usage: "),
     (r"^Prefix cache hit rate: GPU: ([\d.]+%), CPU: ", "Prefix cache hit rate: $1, CPU prefix cache hit rate: "),
-    (r"\.$", ""),
 )
 
 
@@ -254,7 +255,7 @@ MEMORY_PROFILE = (
     r"the rest of the memory reserved for KV Cache is (?P<kv_cache_gib>[\d.]+)GiB)?"
 )
 KV_INSUFFICIENT = (
-    r"(?:max seq len \((?P<max_model_len>\d+)\))?"
+    r"(?:.*?max seq len \((?P<max_model_len>\d+)\))?"
     r"(?:.*?stored in KV cache \((?P<kv_tokens>\d+)\))?"
     r"(?:.*?\((?P<needed_gib>[\d.]+) GiB KV cache is needed, which is larger than the available KV cache memory "
     r"\((?P<available_gib>[\d.]+) GiB\))?(?:.*?estimated maximum model length is (?P<max_len_possible>\d+))?"
@@ -461,7 +462,7 @@ KINDS = (
            types={"max_model_len": I, "kv_tokens": I, "needed_gib": F, "available_gib": F, "max_len_possible": I},
            continuation=TRACEBACK_CONTINUATION),
     _event("oom", ("CUDA out of memory", "OutOfMemoryError", "CUDA driver error: out of memory"),
-           r"(?:Tried to allocate (?P<tried>[\d.]+ [KMG]iB)\. GPU (?P<gpu_index>\d+) has a total capacity of "
+           r"(?:.*?Tried to allocate (?P<tried>[\d.]+ [KMG]iB)\. GPU (?P<gpu_index>\d+) has a total capacity of "
            r"(?P<capacity>[\d.]+ [KMG]iB) of which (?P<free>[\d.]+ [KMG]iB) is free)?", "critical",
            ("(EngineCore pid=104) ERROR 05-05 12:36:58 [core.py:1140] torch.OutOfMemoryError: CUDA out of memory. "
             "Tried to allocate 50.00 MiB. GPU 0 has a total capacity of 23.56 GiB of which 37.12 MiB is free.",),
