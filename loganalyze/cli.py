@@ -47,7 +47,10 @@ class Group(click.Group):
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(loganalyze.__version__, prog_name="loganalyze")
-def main() -> None:
+@click.option("--formats", multiple=True, envvar="LOGANALYZE_FORMATS", type=click.Path(exists=True, path_type=Path),
+              help="Format definitions to load: a .toml/.json file or a folder of them; repeatable "
+                   "[default: $LOGANALYZE_FORMATS, ':'-separated]. See docs/formats.md.")
+def main(formats) -> None:
     """Find why an LLM inference deployment is slow, from its logs.
 
     \b
@@ -55,6 +58,7 @@ def main() -> None:
     loganalyze diagnose run42                              # root causes, with evidence
     loganalyze report run42 -o run42.html                  # one self-contained HTML file
     """
+    loganalyze.load_formats(formats)
 
 
 @main.command()
@@ -94,15 +98,21 @@ def ingest(paths, run, store, as_format, year, quiet, out_format):
 @main.command()
 @STORE
 @fmt_option("text", "json")
-def runs(store, out_format):
+@click.option("--since", type=click.DateTime(["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"]), default=None,
+              help="Only runs created at or after this date or time (UTC).")
+@click.option("--engine", default=None, help="Only runs with a source in this format (sglang, vllm, nccl, bench, ...).")
+def runs(store, out_format, since, engine):
     """List the runs in the store, and where the store is.
 
     \b
     Example:
       loganalyze runs --format json
+      loganalyze runs --since 2025-06-01 --engine vllm
     """
+    from loganalyze.catalog import select_runs
+
     s = Store(store)
-    listing = {"store": str(s.root), "runs": s.runs()}
+    listing = {"store": str(s.root), "runs": select_runs(s.runs(), since, engine)}
     if out_format == "json":
         print_json(listing)
     else:
@@ -237,6 +247,135 @@ def check_cmd(repair, store, out_format):
     else:
         click.echo(result.text())
     sys.exit(0 if result.ok else 1)
+
+
+def complete_runs(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """Shell completion of run names, from the store given on the command line so far."""
+    try:
+        return sorted(r for r in Store(ctx.params.get("store")).runs() if r.startswith(incomplete))
+    except LoganalyzeError:
+        return []
+
+
+@main.command()
+@click.argument("sql")
+@click.option("--run", "runs", multiple=True, shell_complete=complete_runs,
+              help="Only this run (repeatable) [default: every run].")
+@STORE
+@click.option("--format", "out_format", type=click.Choice(["table", "csv", "json", "ndjson", "parquet"]), default=None,
+              help="Output format [default: from the -o extension, else table].")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the result to this file instead of standard output.")
+def query(sql, runs, store, out_format, output):
+    """Run SQL (polars SQL) over the store's tables.
+
+    Tables: stats, config, events, requests, unparsed, spec and the tables formats add
+    (nccl_links, bench, ...), each holding every selected run, with a `run` column. Only
+    what the query needs is read; with -o FILE.parquet, .csv or .jsonl the result streams
+    to the file. `table` shows at most 50 rows: use LIMIT, or another format, for more.
+
+    \b
+    Example:
+      loganalyze query "SELECT run, max(running) AS peak FROM stats GROUP BY run"
+      loganalyze query "SELECT key, value FROM config WHERE key LIKE 'spec%'" --run run42
+      loganalyze query "SELECT * FROM events WHERE severity = 'critical'" -o critical.csv
+    """
+    from loganalyze import export
+    from loganalyze.query import query as run_query
+
+    fmt = out_format or (export.format_of(output) if output else None) or "table"
+    result = run_query(sql, runs, Store(store))
+    if output is not None and fmt != "table":
+        export.write(result, output, fmt)
+        click.echo(f"wrote {output} ({fmt})", err=True)
+    elif fmt == "parquet":
+        raise LoganalyzeError("parquet is binary: write it to a file with -o FILE.parquet")
+    elif output is not None:
+        output.write_text(export.as_text(result, fmt) + "\n", encoding="utf-8")
+    else:
+        click.echo(export.as_text(result, fmt).rstrip("\n"))
+
+
+@main.command("export")
+@click.argument("run", shell_complete=complete_runs)
+@click.option("--table", "tables", multiple=True,
+              help="Table to export (repeatable) [default: every table the run has rows in].")
+@STORE
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True,
+              help="A file (.parquet, .csv, .json, .jsonl: one table) or a folder (one file per table).")
+@click.option("--format", "out_format", type=click.Choice(["parquet", "csv", "json", "ndjson"]), default=None,
+              help="Format of the files in a folder [default: parquet]; a file's extension decides its own.")
+def export_cmd(run, tables, store, output, out_format):
+    """Write a run's tables to Parquet, CSV or JSON files.
+
+    CSV cells hold lists and structs (the `extra` column, say) as JSON text.
+
+    \b
+    Example:
+      loganalyze export run42 -o run42/                  # run42/stats.parquet, run42/config.parquet, ...
+      loganalyze export run42 --table stats -o stats.csv
+    """
+    from loganalyze.export import export_run
+
+    for path in export_run(run, output, tables, out_format, Store(store)):
+        click.echo(f"wrote {path}")
+
+
+@main.command("rm")
+@click.argument("run", shell_complete=complete_runs)
+@STORE
+@click.option("-y", "--yes", is_flag=True, help="Remove without asking.")
+def rm(run, store, yes):
+    """Remove a run from the store: its catalog entry first, then its table files.
+
+    \b
+    Example:
+      loganalyze rm run42 --yes
+    """
+    from loganalyze.catalog import remove_run
+
+    s = Store(store)
+    info = s.run(run)
+    if not yes:
+        lines = sum(src.get("lines", 0) for src in info["sources"])
+        click.confirm(f"remove run {run} ({len(info['sources'])} source(s), {lines:,} lines) from {s.root}?",
+                      abort=True)
+    remove_run(run, s)
+    click.echo(f"removed run {run}")
+
+
+@main.command("formats")
+@click.option("--check", "check_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Test a format file against its own samples instead; exit 1 if one fails.")
+@fmt_option("text", "json")
+def formats_cmd(check_path, out_format):
+    """List the formats loganalyze reads: releases covered, line kinds, a sample of each.
+
+    A format can be added without code, as a TOML or JSON file (docs/formats.md); load
+    it with --formats or $LOGANALYZE_FORMATS. --check parses each sample line of a file
+    with the whole format: it must be claimed by its own kind and yield its fields.
+
+    \b
+    Example:
+      loganalyze formats
+      loganalyze formats --check my_server.toml
+      loganalyze --formats my_formats/ ingest server.log
+    """
+    from loganalyze import formats
+
+    if check_path is None:
+        listing = formats.describe()
+        if out_format == "json":
+            print_json(listing)
+        else:
+            click.echo(formats.render_formats(listing))
+        return
+    name, results = formats.check_file(check_path)
+    if out_format == "json":
+        print_json({"file": str(check_path), "format": name, "samples": [r.to_dict() for r in results]})
+    else:
+        click.echo(formats.render_check(check_path, name, results))
+    sys.exit(1 if any(r.problem for r in results) else 0)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,123 @@
+"""Tables out of the store: Parquet, CSV, JSON or JSON lines, chosen by the file's extension.
+
+Shared by `export` (a run's tables) and `query` (a result). Parquet keeps every type; CSV
+cannot hold lists or structs (`extra`, `per_position`), so those become JSON text in
+their cell; JSON keeps them nested. Parquet, CSV and JSON lines stream from the store to
+the file; a JSON array is built in memory.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from loganalyze.errors import LoganalyzeError
+from loganalyze.query import polars_message
+from loganalyze.run import open_run
+from loganalyze.store import Store
+from parsers.tables import SCHEMAS
+
+SUFFIXES = {".parquet": "parquet", ".csv": "csv", ".json": "json", ".jsonl": "ndjson", ".ndjson": "ndjson"}
+EXTENSION = {"parquet": ".parquet", "csv": ".csv", "json": ".json", "ndjson": ".jsonl"}
+FORMATS = tuple(EXTENSION)
+TABLE_ROWS = 50
+
+
+def format_of(path: Path) -> str | None:
+    """The file format a path's extension names, or None (a folder, or an unknown extension)."""
+    return SUFFIXES.get(path.suffix.lower())
+
+
+def _json_text(column: str) -> pl.Expr:
+    """A nested column as the JSON text of each value (null stays null), with whole-column expressions."""
+    encoded = pl.struct(pl.col(column).alias("v")).struct.json_encode().str.strip_prefix('{"v":').str.strip_suffix("}")
+    return pl.when(pl.col(column).is_null()).then(None).otherwise(encoded).alias(column)
+
+
+def flat(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """The frame with its nested columns as JSON text, which is what a CSV cell can hold."""
+    nested = [c for c, t in lf.collect_schema().items() if t.is_nested()]
+    return lf.with_columns(_json_text(c) for c in nested) if nested else lf
+
+
+def collect(lf: pl.LazyFrame) -> pl.DataFrame:
+    """Evaluate a query; an error that only shows while running (a failed cast) is one line too."""
+    try:
+        return lf.collect()
+    except pl.exceptions.PolarsError as e:
+        raise LoganalyzeError(f"query: {polars_message(e)}") from None
+
+
+def as_text(lf: pl.LazyFrame, fmt: str) -> str:
+    """A result as a table for the terminal (first and last rows past TABLE_ROWS), CSV,
+    JSON (an array of rows) or JSON lines."""
+    df = collect(flat(lf) if fmt == "csv" else lf)
+    if fmt == "table":
+        with pl.Config(tbl_rows=TABLE_ROWS, fmt_str_lengths=80):
+            return str(df)
+    if fmt == "csv":
+        return df.write_csv()
+    if fmt == "json":
+        return df.write_json()
+    if fmt == "ndjson":
+        return df.write_ndjson()
+    raise LoganalyzeError(f"{fmt} is not a text format")
+
+
+def write(lf: pl.LazyFrame, path: Path, fmt: str) -> None:
+    """Write `lf` to `path` in `fmt`, through a temporary file renamed at the end, so that a
+    failed or interrupted write never leaves a partial file under the real name."""
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+    try:
+        if fmt == "parquet":
+            lf.sink_parquet(tmp)
+        elif fmt == "csv":
+            flat(lf).sink_csv(tmp, check_extension=False)
+        elif fmt == "ndjson":
+            lf.sink_ndjson(tmp)
+        else:
+            collect(lf).write_json(tmp)
+        os.replace(tmp, path)
+    except pl.exceptions.PolarsError as e:
+        raise LoganalyzeError(f"{path}: {polars_message(e)}") from None
+    except OSError as e:
+        raise LoganalyzeError(f"{path}: cannot write ({e.strerror or e})") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def export_run(run: str, out: str | Path, tables: Sequence[str] | None = None, fmt: str | None = None,
+               store: Store | str | Path | None = None) -> list[Path]:
+    """Write a run's tables (default: every table it has rows in) and return the files written.
+
+    `out` with a known extension (.parquet .csv .json .jsonl) is one file, so one table;
+    anything else is a folder that gets `<table><ext>` per table, in `fmt` (default Parquet).
+    """
+    if fmt is not None and fmt not in EXTENSION:
+        raise LoganalyzeError(f"unknown export format {fmt!r} (formats: {', '.join(FORMATS)})")
+    r = open_run(run, store)
+    have = r.tables()
+    names = list(tables) if tables else sorted(have)
+    if unknown := [t for t in names if t not in have and t not in SCHEMAS]:
+        raise LoganalyzeError(f"run {run} has no table {unknown[0]!r} (tables: {', '.join(sorted(have)) or 'none'})")
+    out = Path(out)
+    if file_fmt := format_of(out):
+        if fmt and fmt != file_fmt:
+            raise LoganalyzeError(f"{out}: the extension says {file_fmt}, --format says {fmt}")
+        if len(names) != 1:
+            raise LoganalyzeError(f"{out}: a file holds one table; choose one with --table "
+                                  f"({', '.join(names)}) or give a folder")
+        write(r.table(names[0]), out, file_fmt)
+        return [out]
+    fmt = fmt or "parquet"
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise LoganalyzeError(f"{out}: cannot make the folder ({e.strerror or e})") from None
+    paths = [out / f"{t}{EXTENSION[fmt]}" for t in names]
+    for t, path in zip(names, paths):
+        write(r.table(t), path, fmt)
+    return paths
