@@ -13,11 +13,30 @@ The library does the work; the `loganalyze` command is a thin layer over it.
 docs/python-api.md has a worked session.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from loganalyze.errors import LoganalyzeError
 from loganalyze.ingest import ingest
 from loganalyze.query import query
 from loganalyze.run import Run, open_run
-from parsers.userformat import load_formats
+
+if TYPE_CHECKING:
+    from parsers.userformat import UserFormat
 
 __all__ = ["LoganalyzeError", "Run", "ingest", "load_formats", "open_run", "query"]
 __version__ = "0.1.0"
+
+
+def load_formats(paths: Iterable[str | Path] | None = None) -> list[UserFormat]:
+    """Load and install format definitions (files, or folders of *.toml/*.json; default
+    $LOGANALYZE_FORMATS) for the rest of the process; see docs/formats.md.
+
+    A function here rather than an import, because parsers.userformat imports this package.
+    """
+    from parsers.userformat import load_formats as load
+
+    return load(paths)

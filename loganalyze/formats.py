@@ -45,10 +45,9 @@ def _clip(text: str | None) -> str:
 def render_formats(formats: list[dict]) -> str:
     out = []
     for f in formats:
-        notes = [f["source"], f["reads"]] + (["embeddable: also claims its lines in other formats' files"]
-                                             if f["embeddable"] else [])
-        releases = f" {f['releases']}" if f["releases"] else ""
-        out.append(f"{f['name']}{releases}: {f['description']} ({'; '.join(notes)})")
+        notes = [f["source"]] + [f"releases {f['releases']}"] * bool(f["releases"])
+        notes += ["reads the whole file"] * (f["reads"] != "lines") + ["embeddable: claims its lines in any file"] * f["embeddable"]
+        out.append(f"{f['name']} ({', '.join(notes)}): {f['description']}")
         width = max((len(k["name"]) for k in f["kinds"]), default=0)
         out += [f"  {k['name']:<{width}}  -> {k['table']:<10} {_clip(k['sample'])}" for k in f["kinds"]]
     return "\n".join(out)

@@ -1,0 +1,264 @@
+"""User-defined formats: the built-in SGLang format as data parses identically, a new
+format (llama.cpp example) ingests into its own tables, bad definitions are one line."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from dataclasses import replace
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+from polars.testing import assert_frame_equal
+
+import loganalyze as la
+import parsers
+from conftest import FIXTURES, SAMPLES
+from loganalyze.cli import main
+from loganalyze.errors import LoganalyzeError
+from parsers import sglang, userformat
+from parsers.tables import SCHEMAS
+from parsers.userformat import check, dump, load
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+FORMATS = FIXTURES / "formats"
+SGLANG_TOML = FORMATS / "sglang.toml"
+LLAMA_TOML = FORMATS / "llamacpp.toml"
+LLAMA_LOG = FORMATS / "llamacpp.log"
+
+
+@pytest.fixture(autouse=True)
+def restore_formats():
+    """Installing a format changes process-wide registries: put them back after each test."""
+    saved = dict(parsers.FORMATS), dict(SCHEMAS), dict(userformat.INSTALLED)
+    yield
+    for registry, before in zip((parsers.FORMATS, SCHEMAS, userformat.INSTALLED), saved):
+        registry.clear()
+        registry.update(before)
+
+
+def without_handlers(fmt):
+    """Handlers are functions (compared by behaviour below), everything else by value."""
+    return replace(fmt, kinds=tuple(replace(k, handler=None) for k in fmt.kinds))
+
+
+def generator():
+    spec = importlib.util.spec_from_file_location("generate", FORMATS / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# ---- a built-in format expressed as data ----
+
+
+def test_sglang_toml_is_current():
+    assert SGLANG_TOML.read_text(encoding="utf-8") == generator().render(), \
+        "parsers/sglang.py changed: run `.venv/bin/python fixtures/formats/generate.py`"
+
+
+def test_sglang_as_data_is_the_same_declaration():
+    data = load(SGLANG_TOML).format
+    assert without_handlers(data) == without_handlers(sglang.FORMAT)
+    assert [k.name for k in data.kinds if k.handler] == ["server_args", "scheduler_limits", "spec_reset"]
+
+
+def test_sglang_as_data_checks_its_samples_like_the_builtin():
+    data, builtin = check(load(SGLANG_TOML).format), check(sglang.FORMAT)
+    assert [c.to_dict() for c in data] == [c.to_dict() for c in builtin]
+    decode = next(c for c in data if c.kind == "decode_stats")
+    assert decode.problem is None
+    assert (decode.fields["running"], decode.fields["tokens"], decode.fields["accept_len"]) == (3, 266624, 1.67)
+
+
+def test_sglang_as_data_ingests_every_sample_identically(tmp_path):
+    logs = sorted((SAMPLES / "sglang").glob("*.log"))
+    if not logs:
+        pytest.skip("shared SGLang samples not present")
+    la.ingest(logs, run="s", store=tmp_path / "builtin")
+    userformat.install(load(SGLANG_TOML))
+    assert parsers.FORMATS["sglang"] is not sglang.FORMAT
+    la.ingest(logs, run="s", store=tmp_path / "data")
+    a, b = la.open_run("s", tmp_path / "builtin"), la.open_run("s", tmp_path / "data")
+    assert a.tables() == b.tables() and a.tables()["stats"] > 0 and a.tables()["config"] > 0
+    for table in a.tables():
+        assert_frame_equal(a.table(table).sort("source", "line_no").collect(),
+                           b.table(table).sort("source", "line_no").collect())
+    assert b.config()["max_running_requests"] == "48"  # sample 24: the config_value handler
+
+
+def test_dump_and_load_round_trip_json(tmp_path):
+    as_json = tmp_path / "sglang.json"
+    as_json.write_text(json.dumps(tomllib.loads(dump(sglang.FORMAT, generator().SGLANG_HANDLERS))))
+    assert without_handlers(load(as_json).format) == without_handlers(sglang.FORMAT)
+
+
+def test_dump_refuses_a_handler_it_cannot_name():
+    with pytest.raises(LoganalyzeError, match="kind server_args has a Python handler"):
+        dump(sglang.FORMAT)
+
+
+# ---- a new format from a file ----
+
+
+def test_llamacpp_example_passes_its_check():
+    results = check(load(LLAMA_TOML).format)
+    assert [(c.kind, c.problem) for c in results] == [
+        ("timing", None), ("new_prompt", None), ("request", None), ("listening", None), ("slot_step", None),
+        ("slot_step", None)]
+    assert results[0].fields == {"eval_ms": 3012.38, "eval_tokens": 128, "prompt_ms": 118.3, "prompt_tokens": 12,
+                                 "slot": 0, "task": 0, "total_ms": 3130.68}
+
+
+def test_llamacpp_example_ingests_into_its_own_tables(tmp_path):
+    store = tmp_path / "store"
+    result = CliRunner().invoke(main, ["--formats", str(LLAMA_TOML), "ingest", "-q", str(LLAMA_LOG), "--run", "llama",
+                                       "--store", str(store), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    src = json.loads(result.output)["sources"][0]
+    assert src["format"] == "llamacpp-example"  # detected, not forced
+    assert src["lines_by_table"] == {"events": 9, "llamacpp_tasks": 2, "llamacpp_timings": 8, "requests": 3,
+                                     "unparsed": 4}
+    run = la.open_run("llama", store)
+    timings = run.table("llamacpp_timings").sort("line_no").collect()
+    assert timings.select("task", "prompt_tokens", "eval_tokens", "eval_ms").rows() == [
+        (0, 12, 128, 3012.38), (129, 534, 256, 6120.5)]
+    assert timings["line_no"].to_list() == [9, 20] and timings["kind"].unique().to_list() == ["timing"]
+    tasks = run.table("llamacpp_tasks").sort("line_no").collect()
+    assert tasks.select("ctx_slot", "prompt_tokens").rows() == [(4096, 12), (4096, 534)]
+    requests = run.table("requests").sort("line_no").collect()
+    assert requests.select("method", "path", "status").rows() == [
+        ("POST", "/completion", 200), ("POST", "/completion", 200), ("GET", "/health", 200)]
+    listening = run.table("events").filter(pl.col("kind") == "listening").collect()
+    assert json.loads(listening["fields"][0]) == {"url": "http://127.0.0.1:8080"}
+    speed = la.query("SELECT task, round(eval_tokens / (eval_ms / 1000), 2) AS tok_s FROM llamacpp_timings "
+                     "ORDER BY task", store=store).collect()
+    assert speed.rows() == [(0, 42.49), (129, 41.83)]
+
+
+def test_formats_come_from_the_environment_too(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOGANALYZE_FORMATS", str(FORMATS))
+    listing = json.loads(CliRunner().invoke(main, ["formats", "--format", "json"]).output)
+    by_name = {f["name"]: f for f in listing}
+    assert by_name["llamacpp-example"]["source"] == str(LLAMA_TOML)
+    assert by_name["sglang"]["source"] == str(SGLANG_TOML)  # a file may patch a built-in format
+    assert by_name["vllm"]["source"] == "built-in"
+    loaded = la.load_formats()
+    assert [u.format.name for u in loaded] == ["llamacpp-example", "sglang"]
+
+
+def test_formats_lists_releases_kinds_and_samples():
+    result = CliRunner().invoke(main, ["formats"])
+    assert result.exit_code == 0
+    assert "sglang (built-in, releases 0.1 - 0.5.23): SGLang server log" in result.output
+    assert "  decode_stats         -> stats      Decode batch, #running-req: 3, #token: 266624" in result.output
+    listing = {f["name"]: f for f in json.loads(CliRunner().invoke(main, ["formats", "--format", "json"]).output)}
+    assert listing["sglang"]["releases"] == "0.1 - 0.5.23"
+    assert {"name": "spec_reset", "table": "config", "sample": sglang.KINDS[6].samples[0]} in listing["sglang"]["kinds"]
+
+
+# ---- checking and rejecting definitions ----
+
+
+GOOD = """
+name = "tiny"
+detect = ["^tiny "]
+[[kinds]]
+name = "count"
+table = "events"
+needle = "count="
+pattern = 'count=(?P<n>\\S+)'
+types = { n = "int" }
+pack = "fields"
+const = { severity = "info" }
+samples = ["tiny count=7"]
+"""
+
+
+def write(tmp_path, text: str, name: str = "tiny.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_check_reports_each_kind_of_failure(tmp_path):
+    text = GOOD.replace('samples = ["tiny count=7"]', 'samples = ["tiny count=7", "tiny count=x", "tiny other"]')
+    text += '[[kinds]]\nname = "shadowed"\ntable = "events"\nneedle = "count="\nsamples = ["count=1"]\n'
+    results = check(load(write(tmp_path, text)).format)
+    assert [(c.kind, c.problem) for c in results] == [
+        ("count", None),
+        ("count", "field n: 'x' is not a valid int"),
+        ("count", "no kind claims it (the needle, match or pattern does not match)"),
+        ("shadowed", "claimed by kind count (listed earlier, or its needle is too broad)"),
+    ]
+    assert results[0].fields == {"n": 7}
+
+
+def test_check_command_exit_codes(tmp_path):
+    ok = CliRunner().invoke(main, ["formats", "--check", str(write(tmp_path, GOOD))])
+    assert ok.exit_code == 0 and "1 sample(s), 1 ok, 0 failed" in ok.output and "ok   count: n=7" in ok.output
+    failing = write(tmp_path, GOOD.replace("count=7", "count=seven"), "failing.toml")
+    failed = CliRunner().invoke(main, ["formats", "--check", str(failing), "--format", "json"])
+    assert failed.exit_code == 1
+    assert json.loads(failed.output)["samples"][0]["problem"] == "field n: 'seven' is not a valid int"
+    bad = CliRunner().invoke(main, ["formats", "--check", str(write(tmp_path, "name = 1", "bad.toml"))])
+    assert bad.exit_code == 2 and bad.stderr == f"loganalyze: error: {tmp_path / 'bad.toml'}: name: expected a string, got an integer\n"
+
+
+@pytest.mark.parametrize("change, message", [
+    (("needle", "neddle"), "kinds[0].neddle: unknown field (known: name, table, needle,"),
+    (("pattern = 'count=(?P<n>\\S+)'", "pattern = 'count=(?P<n>\\S+'"), "kinds.count.pattern: bad regular expression"),
+    (('"int"', '"integer"'), "kinds.count.types.n: unknown type 'integer' (types: str, int, float"),
+    (('table = "events"', 'table = "evnets"'), "kinds.count.table: no table 'evnets' (tables: "),
+    (('pack = "fields"', 'pack = "fields"\nhandler = { name = "magic" }'),
+     "kinds.count.handler.name: unknown handler 'magic' (handlers: repr_dump, key_equals_value, config_value)"),
+    (('pack = "fields"', 'pack = "fields"\nhandler = { name = "repr_dump", colour = "red" }'),
+     "kinds.count.handler: bad arguments for repr_dump"),
+    (('pack = "fields"\n', ''), "kinds.count: column 'n' is not in table events"),
+    (('detect = ["^tiny "]', 'detect = []'), "detect: missing: give at least one pattern"),
+    (('detect = ["^tiny "]', "detect = [\"^tiny \"]\nprefix = '^(?P<thread>\\w+) (?P<msg>.*)$'"),
+     "prefix: group 'thread' would be dropped"),
+    (('detect = ["^tiny "]', "detect = [\"^tiny \"]\nprefix = '^(?P<level>\\w+) '"),
+     "prefix: needs a (?P<msg>...) group"),
+    (('name = "tiny"', 'name = "Tiny Format"'), "name: a format name is 1-64 of a-z 0-9 _ . -"),
+    (('samples = ["tiny count=7"]', 'samples = "tiny count=7"'), "kinds.count.samples: expected a list, got a string"),
+    (('types = { n = "int" }', 'keys = "nope"'), "kinds.count.keys: no keyset 'nope' (keysets: none)"),
+    (('samples = ["tiny count=7"]', 'samples = ["tiny count=7"]\n[tables.stats]\nx = "int"'),
+     "tables.stats: stats is a built-in table"),
+    (('const = { severity = "info" }', 'const = { severity = ["info"] }'),
+     "kinds.count.const.severity: expected a string, number or true/false, got a list"),
+])
+def test_a_bad_definition_is_one_line_naming_file_and_field(tmp_path, change, message):
+    assert change[0] in GOOD
+    path = write(tmp_path, GOOD.replace(change[0], change[1], 1))
+    with pytest.raises(LoganalyzeError) as e:
+        load(path)
+    assert str(e.value).startswith(f"{path}: {message}"), str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_unreadable_definitions(tmp_path):
+    with pytest.raises(LoganalyzeError, match=r"bad\.toml: not valid TOML \(Expected '=' after a key"):
+        load(write(tmp_path, "name tiny", "bad.toml"))
+    with pytest.raises(LoganalyzeError, match=r"bad\.json: not valid JSON"):
+        load(write(tmp_path, "{", "bad.json"))
+    with pytest.raises(LoganalyzeError, match=r"tiny\.yaml: a format definition is a \.toml or \.json file"):
+        load(write(tmp_path, GOOD, "tiny.yaml"))
+    with pytest.raises(LoganalyzeError, match=r"nowhere: no such format file or folder"):
+        la.load_formats([tmp_path / "nowhere"])
+
+
+def test_one_bad_file_installs_nothing(tmp_path):
+    write(tmp_path, GOOD, "a.toml")
+    write(tmp_path, GOOD.replace('name = "tiny"', 'name = "tiny2"').replace("needle", "neddle"), "b.toml")
+    with pytest.raises(LoganalyzeError, match="b.toml: kinds"):
+        la.load_formats([tmp_path])
+    assert "tiny" not in parsers.FORMATS
+    result = CliRunner().invoke(main, ["--formats", str(tmp_path), "formats"])
+    assert result.exit_code == 2 and "b.toml: kinds[0].neddle: unknown field" in result.stderr
