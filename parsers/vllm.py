@@ -119,11 +119,10 @@ def _v1_drafts(rows: pl.DataFrame) -> pl.DataFrame:
     the per-position list; that is taken when it reproduces the printed mean length.
     Otherwise (ngram, suffix: drafts shorter than k) Accepted / (mean length - 1).
     """
-    k = pl.col("per_position").list.len()
+    k, accepted, mean = pl.col("per_position").list.len(), pl.col("accepted"), pl.col("mean_accept_len")
     fixed = pl.col("drafted") / k
-    consistent = (k > 0) & (pl.col("drafted") % k == 0) & ((1 + pl.col("accepted") / fixed - pl.col("mean_accept_len")).abs() < 0.0051)
-    from_mean = (pl.col("accepted") / (pl.col("mean_accept_len") - 1)).round()
-    drafts = pl.when(consistent).then(fixed).when(pl.col("mean_accept_len") > 1).then(from_mean)
+    consistent = (k > 0) & (pl.col("drafted") % k == 0) & ((1 + accepted / fixed - mean).abs() < 0.0051)
+    drafts = pl.when(consistent).then(fixed).when(mean > 1).then((accepted / (mean - 1)).round())
     return rows.with_columns(drafts=drafts.cast(I))
 
 
@@ -140,7 +139,8 @@ def _v0_intervals(rows: pl.DataFrame, state: dict) -> pl.DataFrame:
     prev = {c: pl.col(c).shift(1).fill_null(last[c]) for c in V0_TOTALS}
     restart = pl.any_horizontal([pl.col(c) < prev[c] for c in V0_TOTALS])
     delta = {c: pl.when(restart).then(pl.col(c)).otherwise(pl.col(c) - prev[c]) for c in V0_TOTALS}
-    out = rows.with_columns(accepted=delta["total_accepted"], drafted=delta["total_drafted"], emitted=delta["total_emitted"])
+    out = rows.with_columns(
+        accepted=delta["total_accepted"], drafted=delta["total_drafted"], emitted=delta["total_emitted"])
     state["last"] = {c: out[c].drop_nulls()[-1] if out[c].drop_nulls().len() else last[c] for c in V0_TOTALS}
     drafts = pl.col("drafted") / pl.col("k")
     return out.with_columns(
@@ -177,7 +177,7 @@ def _settings(origin: str, **values: pl.Expr):
     return handle
 
 
-def config_pairs(dump: str, prefix: str = "") -> list[list[str]]:
+def _config_pairs(dump: str, prefix: str = "") -> list[list[str]]:
     """Pairs of a repr or dict dump, plus `speculative_config.<key>` for the nested spec config."""
     pairs = repr_pairs(dump)
     nested = [[f"{k}.{sk}", sv] for k, v in pairs if k == "speculative_config" for sk, sv in repr_pairs(v)]
@@ -192,7 +192,8 @@ def _pair_rows(rows: pl.DataFrame, pairs: pl.Expr, origin: str) -> pl.DataFrame:
 
 
 def _dump_rows(rows: pl.DataFrame, dump: pl.Expr, origin: str, prefix: str = "") -> pl.DataFrame:
-    return _pair_rows(rows, dump.map_elements(lambda d: config_pairs(d, prefix), return_dtype=PAIR_LISTS), origin)
+    pairs = dump.map_elements(lambda d: _config_pairs(d, prefix), return_dtype=PAIR_LISTS)
+    return _pair_rows(rows, pairs, origin)
 
 
 def _dump(origin: str, prefix: str = ""):
@@ -227,7 +228,8 @@ def _cli(rows: pl.DataFrame) -> pl.DataFrame:
 
 
 def _config(name: str, needle, pattern: str | None, handler, samples: tuple[str, ...], **kw) -> LineKind:
-    return LineKind(name=name, table="config", needle=needle, pattern=pattern, handler=handler, samples=samples, **kw)
+    return LineKind(name=name, table="config", needle=needle, pattern=pattern, handler=handler, samples=samples,
+                    **kw)
 
 
 # --------------------------------------------------------------------------- events
@@ -260,7 +262,7 @@ KV_INSUFFICIENT = (
     r"(?:.*?\((?P<needed_gib>[\d.]+) GiB KV cache is needed, which is larger than the available KV cache memory "
     r"\((?P<available_gib>[\d.]+) GiB\))?(?:.*?estimated maximum model length is (?P<max_len_possible>\d+))?"
 )
-H = "INFO 08-11 10:45:20 [api_server.py:1755] "  # a header for samples that need one
+H = "INFO 08-11 10:45:20 [api_server.py:1755] "  # a header for samples written from a format string
 
 KINDS = (
     ACCESS,
@@ -269,7 +271,8 @@ KINDS = (
         "193.7 tokens/s, Running: 5 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 4.2%, "
         "CPU KV cache usage: 0.0%",
         "INFO 03-18 09:04:46 [metrics.py:481] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.4 "
-        "tokens/s, Running: 2 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 0.6%, CPU KV cache usage: 0.0%.",
+        "tokens/s, Running: 2 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 0.6%, "
+        "CPU KV cache usage: 0.0%.",
         "(APIServer pid=851) INFO 04-28 22:54:32 [loggers.py:257] Engine 000: Avg prompt throughput: 0.0 tokens/s, "
         "Avg generation throughput: 5.4 tokens/s, Running: 1 reqs, Waiting: 14 reqs, GPU KV cache usage: 76.5%, "
         "Prefix cache hit rate: 92.0%",
@@ -325,8 +328,10 @@ KINDS = (
         "tensor_parallel_size=2)",
     ), match=r"^args: Namespace\("),
     _config("api_server_version", "vLLM API server version ", r"vLLM API server version (?P<version>\S+)",
-            _settings("server", **VERSION), ("INFO 08-11 10:45:20 [api_server.py:1755] vLLM API server version 0.10.0",)),
-    _config("server_version", "vLLM server version ", r"vLLM server version (?P<version>\S+), serving model (?P<model>\S+)",
+            _settings("server", **VERSION),
+            ("INFO 08-11 10:45:20 [api_server.py:1755] vLLM API server version 0.10.0",)),
+    _config("server_version", "vLLM server version ",
+            r"vLLM server version (?P<version>\S+), serving model (?P<model>\S+)",
             _settings("server", **VERSION, model=_quoted(pl.col("model"))),
             (H + "vLLM server version 0.19.1, serving model Qwen/Qwen3-8B",)),
     # 0.15+ ASCII logo: one message over five lines, the header repeated on each.
@@ -336,7 +341,8 @@ KINDS = (
                 H + " ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.19.1rc1",
                 H + "  █▄█▀ █     █     █     █  model   Qwen/Qwen3-8B",
                 H + "   ▀▀  ▀▀▀▀▀ ▀▀▀▀▀ ▀     ▀",
-            ), match=r"^\s*█     █     █▄   ▄█$", continuation=r"^[\s█▄▀]*(?:(?:version|model)\s+\S+)?$"),
+            ), match=r"^\s*█     █     █▄   ▄█$",
+            continuation=r"^[\s█▄▀]*(?:(?:version|model)\s+\S+)?$"),
     _config("chunked_prefill", "Chunked prefill is enabled with max_num_batched_tokens=",
             r"max_num_batched_tokens=(?P<value>\d+)",
             _settings("engine", max_num_batched_tokens=pl.col("value"), enable_chunked_prefill=pl.lit("True")),
@@ -349,7 +355,8 @@ KINDS = (
             ("INFO 08-11 10:45:18 [__init__.py:235] Automatically detected platform cuda.",)),
     _config("eager_mode", "Cudagraph is disabled under eager mode", None,
             _settings("engine", enforce_eager=pl.lit("True")),
-            ("(EngineCore_0 pid=1399537) INFO 08-19 14:58:41 [__init__.py:3575] Cudagraph is disabled under eager mode",)),
+            ("(EngineCore_0 pid=1399537) INFO 08-19 14:58:41 [__init__.py:3575] Cudagraph is disabled under "
+             "eager mode",)),
     _config("supported_tasks", "Supported_tasks: ", r"Supported_tasks: (?P<value>\[.*\])",
             _settings("server", supported_tasks=pl.col("value")),
             ("(APIServer pid=1391815) INFO 08-19 14:58:41 [api_server.py:1639] Supported_tasks: ['generate']",)),
@@ -368,7 +375,8 @@ KINDS = (
            r"num_gpu_blocks is: (?P<gpu_blocks>\d+)", "info",
            ("(APIServer pid=1391815) INFO 08-19 14:58:41 [loggers.py:142] Engine 000: vllm cache_config_info with "
             "initialization after num_gpu_blocks is: 57656",), types={"gpu_blocks": I, "engines": I}),
-    _event("gpu_blocks", " blocks: ", r"^# (?P<device>\w+) blocks: (?P<gpu_blocks>\d+)(?:, # CPU blocks: (?P<cpu_blocks>\d+))?",
+    _event("gpu_blocks", " blocks: ",
+           r"^# (?P<device>\w+) blocks: (?P<gpu_blocks>\d+)(?:, # CPU blocks: (?P<cpu_blocks>\d+))?",
            "info", ("INFO 07-29 19:12:55 [executor_base.py:113] # cuda blocks: 10650, # CPU blocks: 1638",
                     "INFO 01-30 03:19:14 kv_cache_utils.py:395] # GPU blocks: 1381"),
            types={"gpu_blocks": I, "cpu_blocks": I}, match=r"^# \w+ blocks: \d+"),
@@ -379,7 +387,8 @@ KINDS = (
             H + "GPU KV cache size: 922,496 tokens, Maximum concurrency for 40,000 tokens per request: 23.06x"),
            types={"tokens": I, "max_model_len": I, "max_concurrency": F}),
     _event("max_concurrency", "Maximum concurrency for ",
-           r"Maximum concurrency for (?P<max_model_len>[\d,]+) tokens per request: (?P<max_concurrency>[\d.]+)x", "info",
+           r"Maximum concurrency for (?P<max_model_len>[\d,]+) tokens per request: (?P<max_concurrency>[\d.]+)x",
+           "info",
            ("(EngineCore_DP0 pid=441) INFO 11-24 11:44:18 [kv_cache_utils.py:1239] Maximum concurrency for 2,048 "
             "tokens per request: 775.22x",), types={"max_model_len": I, "max_concurrency": F}),
     _event("kv_cache_memory", "Available KV cache memory: ", r"Available KV cache memory: (?P<kv_cache_gib>[\d.]+) GiB",
@@ -401,7 +410,8 @@ KINDS = (
            ("INFO 07-29 19:12:52 [default_loader.py:272] Loading weights took 8.37 seconds",), types=GIB),
     _event("torch_compile", "torch.compile takes ", r"torch\.compile takes (?P<elapsed_s>[\d.]+) s in total", "info",
            ("INFO 01-30 03:19:13 monitor.py:31] torch.compile takes 54.73 s in total",), types=GIB),
-    _event("dynamo_compile", ("Dynamo bytecode transform time", "Compiling a graph for ", "Directly load the compiled graph"),
+    _event("dynamo_compile",
+           ("Dynamo bytecode transform time", "Compiling a graph for ", "Directly load the compiled graph"),
            r"(?P<step>Dynamo bytecode transform time|Compiling a graph for .+? takes|Directly load the compiled "
            r"graph\(s\) for .+? from the cache, took):? (?P<elapsed_s>[\d.]+) s\b", "info",
            ("INFO 01-30 03:18:25 backends.py:585] Dynamo bytecode transform time: 12.88 s",
@@ -429,7 +439,8 @@ KINDS = (
            ("Loading safetensors checkpoint shards:  62% Completed | 10/16 [00:06<00:04,  1.46it/s]",), types=PROGRESS),
     _event("progress", "%|", r"^(?P<what>[^|]+?): +(?P<percent>\d+)%\|[^|]*\| *(?P<done>\d+)/(?P<total>\d+) "
            r"\[(?P<elapsed>[\d:]+)", "info",
-           ("Capturing CUDA graphs (decode, FULL): 100%|██████████| 35/35 [00:01<00:00, 33.86it/s]",), types=PROGRESS,
+           ("Capturing CUDA graphs (decode, FULL): 100%|██████████| 35/35 [00:01<00:00, 33.86it/s]",),
+           types=PROGRESS,
            match=r"^[^|]+?: +\d+%\|"),
     _event("server_start", "Starting vLLM ", r"Starting vLLM (?:API )?server(?: \d+)? on (?P<url>\S+)", "info",
            (H + "Starting vLLM API server 0 on http://0.0.0.0:8000",), match=r"Starting vLLM (?:API )?server"),

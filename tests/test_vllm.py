@@ -14,10 +14,10 @@ import importlib
 from conftest import SAMPLES, sample
 from loganalyze import reader
 from loganalyze.ingest import parse_batch
-from loganalyze.wrappers import unwrap
 from parsers import vllm
 from parsers.engine import Context, parse
 from parsers.vllm_defaults import default_max_num_seqs
+from test_line_kind_samples import frame_of
 
 INGEST = importlib.import_module("loganalyze.ingest")  # the package exports a function of that name
 VLLM = sorted((SAMPLES / "vllm").glob("*.log"))
@@ -374,7 +374,8 @@ def test_engine_config_dump_with_speculative_config():
     got = parse_lines((
         "INFO 08-11 10:45:30 [core.py:74] Initializing a V1 LLM engine (v0.10.1) with config: model='/m', "
         "speculative_config=SpeculativeConfig(method='eagle3', model='/d', num_spec_tokens=5), tokenizer='/m', "
-        "tensor_parallel_size=2, enforce_eager=False, compilation_config={\"level\":3,\"splitting_ops\":[\"a\", \"b\"]}",
+        "tensor_parallel_size=2, enforce_eager=False, "
+        "compilation_config={\"level\":3,\"splitting_ops\":[\"a\", \"b\"]}",
         "INFO 08-11 10:45:20 [cli_args.py:261] non-default args: {'model': '/m', 'max_num_seqs': 48, "
         "'speculative_config': {'method': 'eagle3', 'num_speculative_tokens': 5}}",
     )).tables["config"]
@@ -469,10 +470,7 @@ def test_oom_and_kv_cache_insufficient_fields():
 
 
 def parse_lines(lines: tuple[str, ...], ctx: Context | None = None):
-    raw = pl.DataFrame({"line_no": range(1, len(lines) + 1), "raw": list(lines)},
-                       schema={"line_no": pl.Int64, "raw": pl.String})
-    frame = unwrap(raw.with_columns(text=pl.col("raw")), 2026)
-    return parse(vllm.FORMAT, frame, ctx or Context(source="t", year=2026, base_date="2026-01-01"))
+    return parse(vllm.FORMAT, frame_of(lines), ctx or Context(source="t", year=2026, base_date="2026-01-01"))
 
 
 def test_custom_headers_still_parse_by_message():
@@ -531,6 +529,9 @@ LINES_POOL = [line for p in VLLM for line in p.read_text().splitlines() if line.
     s for kind in vllm.FORMAT.kinds for s in kind.samples]
 
 
+NOISE = st.sampled_from(list(",:%.[]() █x9-\t'\"{}nan|│"))
+
+
 @st.composite
 def mutated(draw) -> str:
     line = draw(st.sampled_from(LINES_POOL))
@@ -540,7 +541,7 @@ def mutated(draw) -> str:
         if op == "cut":
             line = line[:at] + line[at + draw(st.integers(1, 8)):]
         elif op == "insert":
-            line = line[:at] + draw(st.text(alphabet=st.sampled_from(list(",:%.[]() █x9-\t'\"{}nan")), max_size=6)) + line[at:]
+            line = line[:at] + draw(st.text(alphabet=NOISE, max_size=6)) + line[at:]
         elif op == "truncate":
             line = line[:at]
         else:
@@ -554,7 +555,5 @@ def test_fuzzed_lines_never_raise_and_are_all_accounted(lines):
     lines = [line for line in lines if line.strip()]
     if not lines:
         return
-    raw = pl.DataFrame({"line_no": range(1, len(lines) + 1), "raw": lines}, schema={"line_no": pl.Int64, "raw": pl.String})
-    frame = unwrap(raw.with_columns(text=pl.col("raw")), 2026)
-    _, counts = parse_batch(frame, vllm.FORMAT, Context(source="fuzz", year=2026, base_date="2026-01-01"))
+    _, counts = parse_batch(frame_of(lines), vllm.FORMAT, Context(source="fuzz", year=2026, base_date="2026-01-01"))
     assert sum(counts.values()) == len(lines)
