@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers import nccl, nccl_tests, sglang, vllm
+from parsers import bench, bench_json, nccl, nccl_tests, sglang, vllm
 from parsers.engine import score
 from parsers.spec import FileFormat, LogFormat
 
 Format = LogFormat | FileFormat
 
-FORMATS: dict[str, Format] = {f.name: f for f in (sglang.FORMAT, vllm.FORMAT, nccl.FORMAT, nccl_tests.FORMAT)}
+FORMATS: dict[str, Format] = {f.name: f for f in (sglang.FORMAT, vllm.FORMAT, bench.FORMAT, bench_json.FORMAT, nccl.FORMAT, nccl_tests.FORMAT)}
 
 MIN_SCORE = 0.01
 
@@ -36,7 +36,10 @@ def detect(sample: pl.Series) -> tuple[Format | None, dict[str, float]]:
     # An embeddable format (NCCL) is the file's own only when no other format recognises
     # it: with NCCL_DEBUG=INFO its lines can outnumber a server log's own.
     own = [n for n, s in scores.items() if s >= MIN_SCORE and not getattr(FORMATS[n], "embeddable", False)]
-    best = max(own or scores, key=lambda n: scores[n], default=None)
+    # A structured file's sniff checks its shape (a JSON result), a line format only words
+    # in it (`sglang` in a bench JSONL): the structured format wins when it recognises the file.
+    structured = [n for n in own if isinstance(FORMATS[n], FileFormat)]
+    best = max(structured or own or scores, key=lambda n: scores[n], default=None)
     if best is None or scores[best] < MIN_SCORE:
         return None, scores
     return FORMATS[best], scores

@@ -1,0 +1,298 @@
+"""Benchmark client output printed to a console (shared/formats/sglang.md 8, vllm.md 7).
+
+Covers the `Serving Benchmark Result` block of sglang.bench_serving (0.1.22 - 0.5.x) and
+of vLLM benchmark_serving.py / `vllm bench serve` (0.4 - 0.33), sglang bench_one_batch,
+`vllm bench latency` and `vllm bench throughput`, the command line and `Namespace(...)`
+args that precede them, and vLLM's pre-run lines (`Maximum request concurrency: 64`).
+
+A block is its banner line plus the rows that follow it (engine continuation lines); its
+rows are read by label, never by position, because every release adds, renames or
+reorders rows (`Max reqeuest concurrency`, `Total Token throughput`, P90 rows, the
+speculative section). Each block is one `bench` row whose line_no is the banner's; rows
+cut off from their banner (a paste that starts mid-block) stay in `unparsed`.
+
+The format is embeddable: sglang's bench_one_batch prints into a server-style log, and
+bench output gets captured with a server's, so results are claimed in any file (a file
+whose lines a server format recognises is that server's, see parsers/__init__.py). As an
+embeddable format runs over every line of every file, all printed results are one line
+kind: the engine groups continuation lines once, not once per result layout.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import regex
+
+from parsers.bench_tables import BENCH
+from parsers.config import explode_pairs, repr_dump
+from parsers.spec import LineKind, LogFormat
+
+HEADER = r"^=+ ?Serving Benchmark Result ?=+\s*$"
+FOOTER = r"(?m)^={50}\s*$"
+# Rows inside a block: `label:  value` (the label is padded to 40), a label alone
+# (`Per-position acceptance (%):`), a dash-centred section title, the closing `=` * 50.
+BLOCK_ROW = r"^\s*[A-Za-z#][^:]*:(?:\s+\S.*)?\s*$|^-{3,}[^-].*[^-]-{3,}\s*$|^={50}\s*$"
+
+TOOLS = (
+    r"sglang\.(?:bench_serving|benchmark\.serving|bench_one_batch_server|bench_one_batch|bench_latency|"
+    r"benchmark\.one_batch)|vllm bench (?:serve|latency|throughput)|benchmark_(?:serving|latency|throughput)\.py"
+)
+CMDLINE = rf"(?:^|[\s/])(?:{TOOLS})(?:\s|$)"
+
+# Printed label (lower case) -> bench column. Latency rows are matched by LATENCY_ROW.
+LABELS = {
+    "backend": "backend",
+    "traffic request rate": "request_rate",
+    "request rate configured (rps)": "request_rate",
+    "max request concurrency": "max_concurrency",
+    "maximum request concurrency": "max_concurrency",
+    "successful requests": "completed",
+    "failed requests": "failed",
+    "benchmark duration (s)": "duration_s",
+    "total input tokens": "input_tokens",
+    "total generated tokens": "output_tokens",
+    "total generated tokens (retokenized)": "output_tokens_retokenized",
+    "request throughput (req/s)": "request_throughput",
+    "request goodput (req/s)": "goodput",
+    "input token throughput (tok/s)": "input_throughput",
+    "output token throughput (tok/s)": "output_throughput",
+    "peak output token throughput (tok/s)": "peak_output_throughput",
+    "peak concurrent requests": "peak_concurrency",
+    "total token throughput (tok/s)": "total_throughput",
+    "concurrency": "concurrency",
+    "accept length": "accept_length",
+    "acceptance length": "accept_length",
+    "acceptance rate (%)": "accept_rate",
+    "drafts": "drafts",
+    "draft tokens": "draft_tokens",
+    "accepted tokens": "accepted_tokens",
+}
+PERCENT = ("accept_rate",)
+LATENCY_ROW = r"^(mean|median|std|max|p\d+(?:\.\d+)?) (ttft|tpot|itl|e2el|e2e latency) \(ms\)$"
+# Rows only sglang's block prints: they tell its block from vLLM's, which has no Backend row.
+SGLANG_ROWS = r"(?m)^(?:Backend|Traffic request rate|Total generated tokens \(retokenized\)|Accept length):"
+
+
+def _rows(rows: pl.DataFrame) -> pl.DataFrame:
+    """(line_no, label, value) for every `label: value` row of every block, labels normalised."""
+    pair = pl.element().str.extract_groups(r"^\s*(?P<label>[^:]+?):\s*(?P<value>.*?)\s*$")
+    long = (
+        rows.select("line_no", row=pl.col("block").list.eval(pair))
+        .explode("row")
+        .unnest("row")
+        .filter(pl.col("label").is_not_null())
+    )
+    norm = pl.col("label").str.to_lowercase().str.replace_all(r"\s+", " ").str.replace("reqeuest", "request")
+    latency = norm.str.extract_groups(LATENCY_ROW)
+    metric = latency.struct.field("2").replace({"e2el": "e2e", "e2e latency": "e2e"})
+    stat = latency.struct.field("1").replace({"p50": "median"})
+    column = pl.coalesce(norm.replace_strict(LABELS, default=None), metric + "_" + stat)
+    column = pl.when(column.is_in(list(BENCH))).then(column)  # P99.9 and the like: `extra`
+    value = pl.when(pl.col("value").str.to_lowercase().is_in(["not set", "none", "n/a", ""])).then(None).otherwise(
+        pl.col("value").str.strip_suffix("%")
+    )
+    return long.with_columns(norm=norm, column=column, value=value)
+
+
+def _positions(long: pl.DataFrame) -> pl.DataFrame:
+    """vLLM 0.14+ `  Position i:` rows as one list of acceptance fractions per block."""
+    pos = long.with_columns(i=pl.col("norm").str.extract(r"^position (\d+)$", 1).cast(pl.Int64)).filter(
+        pl.col("i").is_not_null()
+    )
+    return pos.sort("line_no", "i").group_by("line_no").agg(
+        per_position=pl.col("value").cast(pl.Float64, strict=False) / 100
+    )
+
+
+def _typed(wide: pl.DataFrame) -> pl.DataFrame:
+    """Cast the pivoted text columns to the bench schema (ints via float: `325.00`)."""
+    cols = []
+    for c in wide.columns:
+        if c not in BENCH or c == "line_no":
+            continue
+        dtype = BENCH[c]
+        num = pl.col(c).cast(pl.Float64, strict=False)
+        if c in PERCENT:
+            cols.append((num / 100).alias(c))
+        elif dtype in (pl.Int64, pl.Float64):
+            cols.append(num.cast(dtype, strict=False).alias(c))
+    return wide.with_columns(cols)
+
+
+def serving_blocks(rows: pl.DataFrame) -> pl.DataFrame:
+    """One bench row per `Serving Benchmark Result` block, its rows read by label."""
+    text = pl.col("body").str.replace(r"(?s)(\n={50}[ \t]*)\n.*$", "$1")
+    rows = rows.with_columns(
+        block=text.str.split("\n"),  # cut at the footer
+        partial=~text.str.contains(FOOTER) | ~text.str.contains(r"(?m)^=+ ?Serving Benchmark Result"),
+        tool=pl.when(text.str.contains(SGLANG_ROWS)).then(pl.lit("sglang.bench_serving"))
+        .otherwise(pl.lit("vllm.bench_serve")),
+    )
+    long = _rows(rows)
+    known = long.filter(pl.col("column").is_not_null())
+    wide = (
+        known.pivot(on="column", index="line_no", values="value", aggregate_function="first")
+        if known.height else pl.DataFrame({"line_no": rows["line_no"]})
+    )
+    other = long.filter(pl.col("column").is_null() & pl.col("value").is_not_null()
+                        & ~pl.col("norm").str.contains(r"^position \d+$"))
+    extra = other.group_by("line_no").agg(extra=pl.struct(key="label", value="value"))
+    out = rows.join(_typed(wide), on="line_no", how="left")
+    return out.join(_positions(long), on="line_no", how="left").join(extra, on="line_no", how="left")
+
+
+NUM = r"[\d.eE+-]+"
+F_, I_ = pl.Float64, pl.Int64
+
+# The line results: (first-line regex, body pattern, column types, constants). Seconds
+# columns end in `_s` and become the milliseconds the bench table keeps.
+ONE_BATCH = (
+    r"^Prefill\. latency: ",
+    rf"(?s)^Prefill\. latency: (?P<ttft_mean_s>{NUM}) s, throughput:\s+(?P<input_throughput>{NUM}) token/s"
+    r"(?:.*?Batch size: (?P<batch_size>\d+))?"
+    rf"(?:.*?(?:median|avg) latency: (?P<tpot_median_s>{NUM}) s, (?:median|avg) throughput:\s+"
+    rf"(?P<output_throughput>{NUM}) token/s)?"
+    rf"(?:.*?Total\. latency:\s+(?P<e2e_mean_s>{NUM}) s, throughput:\s+(?P<total_throughput>{NUM}) token/s)?",
+    {"batch_size": I_},
+    {"tool": "sglang.bench_one_batch"},
+)
+LATENCY = (
+    rf"^Avg latency: {NUM} seconds",
+    rf"(?s)^Avg latency: (?P<e2e_mean_s>{NUM}) seconds(?:.*?\b50% percentile latency: (?P<e2e_median_s>{NUM}))?"
+    rf"(?:.*?\b90% percentile latency: (?P<e2e_p90_s>{NUM}))?(?:.*?\b99% percentile latency: (?P<e2e_p99_s>{NUM}))?",
+    {},
+    {"tool": "vllm.bench_latency"},
+)
+THROUGHPUT = (
+    r"^Throughput: [\d.]+ requests/s, ",
+    r"(?s)^Throughput: (?P<request_throughput>[\d.]+) requests/s, (?P<total_throughput>[\d.]+) "
+    r"(?:total )?tokens/s(?:, (?P<output_throughput>[\d.]+) output tokens/s)?"
+    r"(?:.*?Total num prompt tokens:\s+(?P<input_tokens>\d+))?(?:.*?Total num output tokens:\s+(?P<output_tokens>\d+))?",
+    {"input_tokens": I_, "output_tokens": I_},
+    {"tool": "vllm.bench_throughput"},
+)
+LINE_RESULTS = (ONE_BATCH, LATENCY, THROUGHPUT)
+ANY_LINE_RESULT = "|".join(spec[0] for spec in LINE_RESULTS)
+
+
+def line_result(rows: pl.DataFrame, spec: tuple) -> pl.DataFrame:
+    """A bench row per result printed as a few lines (bench_one_batch, vllm bench latency/throughput).
+
+    bench_one_batch's prefill is the batch's TTFT and one decode step each request's TPOT;
+    its batch size is the load level (max_concurrency).
+    """
+    _, pattern, types, const = spec
+    groups = pl.col("body").str.extract_groups(pattern)
+    cols = []
+    for name in regex.compile(pattern).groupindex:
+        value = groups.struct.field(name).cast(pl.Float64, strict=False)
+        if name.endswith("_s"):
+            cols.append((value * 1000).alias(name[:-2]))
+        else:
+            cols.append(value.cast(types.get(name, F_), strict=False).alias(name))
+    out = rows.with_columns(*cols, *(pl.lit(v).alias(k) for k, v in const.items()))
+    return out.with_columns(max_concurrency=pl.col("batch_size")) if "batch_size" in out.columns else out
+
+
+def results(rows: pl.DataFrame) -> pl.DataFrame:
+    """Handler of the one result kind: each group goes to the reader of its first line."""
+    rows = rows.with_columns(block=pl.col("body").str.split("\n"))
+    parts = []
+    blocks = rows.filter(~pl.col("body").str.contains(ANY_LINE_RESULT))
+    if blocks.height:
+        parts.append(serving_blocks(blocks))
+    for spec in LINE_RESULTS:
+        mine = rows.filter(pl.col("body").str.contains(spec[0]))
+        if mine.height:
+            parts.append(line_result(mine, spec))
+    return pl.concat(parts, how="diagonal_relaxed")
+
+
+def tool_name(printed: pl.Expr) -> pl.Expr:
+    """One name per client whatever its entry point: `vllm bench serve` and benchmark_serving.py
+    are `vllm.bench_serve`, `sglang.benchmark.serving` is `sglang.bench_serving`."""
+    return (
+        printed.str.replace(r"^vllm bench (\w+)$", "vllm.bench_$1")
+        .str.replace(r"^benchmark_(\w+)\.py$", "vllm.bench_$1")
+        .str.replace(r"^sglang\.benchmark\.(\w+)$", "sglang.bench_$1")
+        .replace({"vllm.bench_serving": "vllm.bench_serve", "sglang.bench_serve": "sglang.bench_serving",
+                  "sglang.bench_latency": "sglang.bench_one_batch"})
+    )
+
+
+def _cmdline(rows: pl.DataFrame) -> pl.DataFrame:
+    """`--flag value` pairs of a benchmark command line as config rows `bench.<flag>`, plus `bench.tool`."""
+    flag = r"--[\w-]+(?:[ =](?:[^-\s]\S*|-\d\S*)(?:\s+(?:[^-\s]\S*|-\d\S*))*)?"
+    tool = tool_name(pl.col("body").str.extract(rf"({TOOLS})", 1))
+    text = pl.col("body") + " --tool " + tool
+    key = pl.element().str.extract(r"^--([\w-]+)", 1).str.replace_all("-", "_")
+    value = pl.element().str.extract(r"^--[\w-]+[ =](.*)$", 1).fill_null("True")
+    pairs = text.str.extract_all(flag).list.eval(pl.concat_list(pl.lit("bench.") + key, value))
+    return explode_pairs(rows, pairs, "bench_cmdline")
+
+
+def _namespace(rows: pl.DataFrame) -> pl.DataFrame:
+    """The client's `Namespace(...)` args, keys prefixed `bench.` so they never shadow server config."""
+    out = repr_dump("bench_args")(rows)
+    return out.with_columns(key=pl.lit("bench.") + pl.col("key"))
+
+
+PREAMBLE_KEYS = {"traffic request rate": "request_rate", "burstiness factor": "burstiness",
+                 "maximum request concurrency": "max_concurrency"}
+
+
+def _preamble(rows: pl.DataFrame) -> pl.DataFrame:
+    """vLLM's pre-run lines (`Maximum request concurrency: 64`) as config rows `bench.<key>`."""
+    label = pl.col("body").str.extract(r"^([^:]+):", 1).str.to_lowercase().replace_strict(PREAMBLE_KEYS, default=None)
+    value = pl.col("body").str.extract(r":\s*([^\s(]+)", 1).str.strip_suffix(".")
+    pair = pl.concat_list(pl.lit("bench.") + label, value)
+    return explode_pairs(rows, pair.reshape((-1, 1, 2)).cast(pl.List(pl.List(pl.String))), "bench_preamble")
+
+
+KINDS = (
+    # One kind for every printed result, so that the engine groups continuation lines once
+    # for this embeddable format (grouping costs a window over every line of every file).
+    LineKind(
+        name="result", table="bench",
+        needle=("Serving Benchmark Result", "Prefill. latency:", "Avg latency:", "Throughput:"),
+        match="|".join((HEADER, ANY_LINE_RESULT)),
+        continuation=BLOCK_ROW + r"|^\d+% percentile latency: ", handler=results,
+        samples=("============ Serving Benchmark Result ============",
+                 "Prefill. latency: 0.03161 s, throughput:   4049.31 token/s",
+                 "Avg latency: 1.2345678 seconds",
+                 "Throughput: 12.34 requests/s, 5678.90 total tokens/s, 2345.67 output tokens/s"),
+    ),
+    LineKind(
+        name="bench_cmdline", table="config", needle=("bench", "benchmark"), match=CMDLINE, handler=_cmdline,
+        samples=("python3 -m sglang.bench_serving --backend sglang --num-prompts 3000 --max-concurrency 64",),
+    ),
+    LineKind(
+        name="bench_namespace", table="config", needle="Namespace(", match=r"^Namespace\(", handler=_namespace,
+        samples=("Namespace(backend='sglang', num_prompts=1000, max_concurrency=16, request_rate=inf)",),
+    ),
+    LineKind(
+        name="bench_preamble", table="config",
+        needle=("Traffic request rate: ", "Burstiness factor: ", "Maximum request concurrency: "),
+        match=r"^(?:Traffic request rate|Burstiness factor|Maximum request concurrency): \S", handler=_preamble,
+        samples=("Maximum request concurrency: 64",),
+    ),
+)
+
+FORMAT = LogFormat(
+    name="bench",
+    description="Benchmark client console output: sglang bench_serving / bench_one_batch, vLLM bench serve / "
+                "latency / throughput",
+    releases="sglang 0.1.22 - 0.5.x, vLLM 0.3 - 0.33",
+    prefix=r"^(?P<msg>.*)$",
+    kinds=KINDS,
+    embeddable=True,
+    detect=(HEADER, CMDLINE, r"^Prefill\. latency: .* token/s$", r"^Avg latency: [\d.]+ seconds$",
+            r"^Throughput: [\d.]+ requests/s, "),
+    versions=(
+        (r"^Max reqeuest concurrency:", "sglang 0.4.0-0.4.6"),
+        (r"^Total input vision tokens:", "sglang 0.5.4+"),
+        (r"^Max request concurrency:", "sglang 0.4.7+"),
+        (r"^Peak concurrent requests:\s+\d+\.\d\d", "vllm 0.11+"),
+        (r"^Total Token throughput \(tok/s\):", "vllm 0.6-0.12"),
+    ),
+)

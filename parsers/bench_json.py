@@ -1,0 +1,209 @@
+"""Benchmark results files: sglang `--output-file` JSONL, vLLM `--save-result` JSON, and the
+JSON of sglang bench_one_batch, `vllm bench latency` and `vllm bench throughput`
+(shared/formats/sglang.md 8.2-8.3, vllm.md 7.2-7.4).
+
+One JSON object is one result, one `bench` row whose line_no is the object's first line;
+per-request arrays, where the client saved them, become `bench_requests` rows. Keys are
+mapped by name, so the 0.2-era sglang names (`total_input`, `median_ttft`) and later ones
+land in the same columns. A file is JSON lines when its first line is a whole object
+(sglang appends one per run, vLLM with --append-result); otherwise the whole file is one
+JSON document (an object, or a list of objects).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+
+import polars as pl
+
+from parsers.bench_tables import BENCH, BENCH_REQUESTS
+from parsers.engine import Context, Parsed
+from parsers.spec import FileFormat
+
+KEYS = {
+    "backend": "backend", "endpoint_type": "backend", "dataset_name": "dataset", "model_id": "model",
+    "label": "label", "tag": "label", "run_name": "label",
+    "request_rate": "request_rate", "max_concurrency": "max_concurrency", "num_prompts": "num_prompts",
+    "batch_size": "batch_size", "input_len": "input_len", "output_len": "output_len",
+    "random_input_len": "input_len", "random_output_len": "output_len",
+    "duration": "duration_s", "benchmark_duration": "duration_s", "elapsed_time": "duration_s",
+    "completed": "completed", "num_requests": "completed", "failed": "failed",
+    "total_input_tokens": "input_tokens", "total_input": "input_tokens",
+    "total_output_tokens": "output_tokens", "total_output": "output_tokens",
+    "total_output_tokens_retokenized": "output_tokens_retokenized",
+    "total_output_retokenized": "output_tokens_retokenized",
+    "request_throughput": "request_throughput", "requests_per_second": "request_throughput",
+    "request_goodput": "goodput", "input_throughput": "input_throughput", "prefill_throughput": "input_throughput",
+    "output_throughput": "output_throughput", "output_token_throughput": "output_throughput",
+    "median_decode_throughput": "output_throughput",
+    "total_throughput": "total_throughput", "total_token_throughput": "total_throughput",
+    "tokens_per_second": "total_throughput", "overall_throughput": "total_throughput",
+    "max_output_tokens_per_s": "peak_output_throughput", "max_concurrent_requests": "peak_concurrency",
+    "concurrency": "concurrency", "accept_length": "accept_length",
+    "spec_decode_acceptance_length": "accept_length", "spec_decode_num_drafts": "drafts",
+    "spec_decode_draft_tokens": "draft_tokens", "spec_decode_accepted_tokens": "accepted_tokens",
+    "spec_decode_per_position_acceptance_rates": "per_position",
+}
+# Keys in seconds where the bench table keeps milliseconds.
+SECONDS = {"prefill_latency": "ttft_mean", "median_decode_latency": "tpot_median", "total_latency": "e2e_mean",
+           "latency": "e2e_mean", "avg_latency": "e2e_mean"}
+LATENCY_KEY = re.compile(r"^(mean|median|std|p\d+(?:\.\d+)?)_(ttft|tpot|itl|e2el|e2e_latency)(?:_ms)?$")
+METRIC = {"e2el": "e2e", "e2e_latency": "e2e"}
+
+# The keys that tell which client wrote an object; the first tool whose mark is present wins.
+TOOLS = (
+    ("sglang.bench_one_batch", ("prefill_latency", "last_gen_throughput")),
+    ("vllm.bench_latency", ("avg_latency",)),
+    ("vllm.bench_throughput", ("requests_per_second",)),
+    ("sglang.bench_serving", ("total_output_tokens_retokenized", "total_output_retokenized", "server_info",
+                              "sharegpt_output_len", "accept_length")),
+    ("vllm.bench_serve", ("completed",)),
+)
+MARKS = tuple(f'"{k}"' for _, keys in TOOLS for k in keys) + ('"median_ttft_ms"', '"output_throughput"', '"duration"')
+ARRAYS = {"input_lens": "input_len", "output_lens": "output_len", "errors": "error"}
+RAW_CHARS = 2000
+
+
+def tool_of(obj: dict) -> str | None:
+    for tool, keys in TOOLS:
+        if any(k in obj for k in keys):
+            return tool
+    return None
+
+
+def _latency_column(key: str) -> str | None:
+    m = LATENCY_KEY.match(key)
+    if not m:
+        return None
+    stat = "median" if m.group(1) == "p50" else m.group(1)
+    column = f"{METRIC.get(m.group(2), m.group(2))}_{stat}"
+    return column if column in BENCH else None
+
+
+def _server_info(info: dict) -> dict:
+    """Model, version and effective cap from sglang's `server_info` (0.5.5+)."""
+    states = info.get("internal_states") or [{}]
+    cap = (states[0] or {}).get("max_num_reqs") or info.get("max_running_requests")
+    return {"model": info.get("model_path"), "server_version": info.get("version"), "server_cap": cap}
+
+
+def result_row(obj: dict, tool: str) -> dict:
+    """The bench columns of one result object; unknown scalar keys go to `extra`."""
+    row: dict = {"tool": tool, "extra": []}
+    for key, value in obj.items():
+        column = KEYS.get(key) or _latency_column(key)
+        if key in SECONDS and isinstance(value, (int, float)):
+            row[SECONDS[key]] = value * 1000
+        elif key == "percentiles" and isinstance(value, dict):
+            row.update({f"e2e_{'median' if p == '50' else 'p' + p}": v * 1000 for p, v in value.items()
+                        if f"e2e_{'median' if p == '50' else 'p' + p}" in BENCH})
+        elif key == "server_info" and isinstance(value, dict):
+            row.update({k: v for k, v in _server_info(value).items() if v is not None and k not in row})
+        elif key == "spec_decode_acceptance_rate" and value is not None:
+            row["accept_rate"] = value / 100
+        elif key == "date" and isinstance(value, str):
+            row["ts"] = _date(value)
+        elif column:
+            row.setdefault(column, value)
+        elif not isinstance(value, (list, dict)) and key not in ARRAYS:
+            row["extra"].append({"key": key, "value": None if value is None else str(value)})
+    if tool == "sglang.bench_one_batch" and "batch_size" in row:
+        row.setdefault("max_concurrency", row["batch_size"])
+    return row
+
+
+def _date(text: str) -> datetime | None:
+    """vLLM's `date` (%Y%m%d-%H%M%S, local time, written when the run ended)."""
+    try:
+        return datetime.strptime(text, "%Y%m%d-%H%M%S")
+    except ValueError:
+        return None
+
+
+def request_rows(obj: dict, tool: str, line_no: int) -> pl.DataFrame | None:
+    """One row per request from the per-request arrays (`--output-details`, `--save-detailed`)."""
+    n = max((len(obj[k]) for k in ("ttfts", "output_lens", "input_lens") if isinstance(obj.get(k), list)), default=0)
+    if n == 0:
+        return None
+    cols: dict[str, pl.Series] = {}
+    for key, column in ARRAYS.items():
+        if isinstance(obj.get(key), list) and len(obj[key]) == n:
+            cols[column] = pl.Series(obj[key], dtype=BENCH_REQUESTS[column], strict=False)
+    for key, column in (("ttfts", "ttft_ms"), ("latencies", "latency_ms"), ("start_times", "start_s")):
+        if isinstance(obj.get(key), list) and len(obj[key]) == n:
+            scale = 1 if key == "start_times" else 1000
+            cols[column] = pl.Series(obj[key], dtype=pl.Float64, strict=False) * scale
+    if isinstance(obj.get("itls"), list) and len(obj["itls"]) == n:
+        cols["itl_ms"] = pl.Series(obj["itls"], dtype=pl.List(pl.Float64), strict=False).list.eval(pl.element() * 1000)
+    return pl.DataFrame(cols).with_columns(
+        request=pl.int_range(pl.len(), dtype=pl.Int64), line_no=pl.lit(line_no, pl.Int64), tool=pl.lit(tool)
+    )
+
+
+def _objects(frame: pl.DataFrame) -> list[tuple[int, list[int], object]]:
+    """(line_no, lines it spans, parsed object) for each JSON value of the file."""
+    first = frame["text"][0]
+    try:
+        json.loads(first)
+        lines_mode = True
+    except ValueError:
+        lines_mode = False
+    if not lines_mode:
+        try:
+            doc = json.loads("\n".join(frame["text"].to_list()))
+        except ValueError:
+            return []
+        values = doc if isinstance(doc, list) else [doc]
+        return [(int(frame["line_no"][0]), frame["line_no"].to_list() if i == 0 else [], v)
+                for i, v in enumerate(values)]
+    out = []
+    for line_no, text in frame.select("line_no", "text").iter_rows():
+        try:
+            out.append((line_no, [line_no], json.loads(text)))
+        except ValueError:
+            continue
+    return out
+
+
+def read(frame: pl.DataFrame, ctx: Context) -> Parsed:
+    results, requests, claimed = [], [], []
+    text = dict(zip(frame["line_no"], frame["text"]))
+    for line_no, lines, obj in _objects(frame):
+        tool = tool_of(obj) if isinstance(obj, dict) else None
+        if tool is None:
+            continue
+        row = result_row(obj, tool)
+        results.append({**row, "line_no": line_no, "kind": "result_file", "raw": text[line_no][:RAW_CHARS]})
+        per_request = request_rows(obj, tool, line_no)
+        if per_request is not None:
+            requests.append(per_request)
+        claimed += lines
+    tables = {}
+    if results:
+        schema = {c: t for c, t in BENCH.items() if c not in ("block",)}
+        tables["bench"] = pl.DataFrame(results, schema_overrides=schema, strict=False, infer_schema_length=None)
+    if requests:
+        tables["bench_requests"] = pl.concat(requests, how="diagonal_relaxed")
+    return Parsed(tables=tables, lines={"bench": len(claimed)} if claimed else {},
+                  claimed=frame["line_no"].is_in(claimed), claimed_lines=pl.Series(claimed, dtype=pl.Int64))
+
+
+def sniff(head: str) -> float:
+    """A JSON object or list carrying at least two benchmark result keys."""
+    start = head.lstrip()[:1]
+    if start not in ("{", "["):
+        return 0.0
+    found = sum(1 for m in MARKS if m in head)
+    return 1.0 if found >= 2 else 0.0
+
+
+FORMAT = FileFormat(
+    name="bench-json",
+    description="Benchmark results files: sglang bench_serving JSONL, vLLM bench serve --save-result JSON, "
+                "bench_one_batch / vllm bench latency / throughput JSON",
+    sniff=sniff,
+    read=read,
+    releases="sglang 0.2 - 0.5.x, vLLM 0.5 - 0.33",
+)
