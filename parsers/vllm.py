@@ -425,6 +425,9 @@ KINDS = (
            r"Graph capturing finished in (?P<elapsed_s>\d+) secs(?:, took (?P<mem_gib>[\d.]+) GiB)?", "info",
            ("(Worker_TP3_EP3 pid=2709393) INFO 09-29 09:52:22 [gpu_model_runner.py:3468] Graph capturing finished in "
             "38 secs, took 1.64 GiB",), types=GIB),
+    _event("graph_memory_estimate", "Estimated CUDA graph memory: ",
+           r"Estimated CUDA graph memory: (?P<mem_gib>[\d.]+) GiB", "info",
+           (H + "Estimated CUDA graph memory: 6.24 GiB total",), types=GIB),
     _event("graph_capture_notice", ("Capturing the model for CUDA graphs", "Capturing cudagraphs for decoding",
                                     "CUDA graphs can take additional"), None, "info",
            ("INFO 07-17 23:41:30 model_runner.py:851] CUDA graphs can take additional 1~3 GiB memory per GPU. If you "
@@ -444,6 +447,9 @@ KINDS = (
            match=r"^[^|]+?: +\d+%\|"),
     _event("server_start", "Starting vLLM ", r"Starting vLLM (?:API )?server(?: \d+)? on (?P<url>\S+)", "info",
            (H + "Starting vLLM API server 0 on http://0.0.0.0:8000",), match=r"Starting vLLM (?:API )?server"),
+    _event("route", ("Available routes are:", "Route: "),
+           r"^(?:Available routes are:|Route: (?P<path>\S+), Methods: (?P<methods>.+))$", "info",
+           (H + "Route: /v1/chat/completions, Methods: POST",)),
     _event("server_ready", "Application startup complete.", None, "info", ("INFO:     Application startup complete.",)),
     _event("uvicorn", ("Started server process [", "Waiting for application startup.", "Uvicorn running on ",
                        "Shutting down", "Finished server process [", "Waiting for application shutdown.",
