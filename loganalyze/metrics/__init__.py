@@ -7,9 +7,10 @@ from loganalyze.metrics.concurrency import concurrency
 from loganalyze.metrics.speculative import speculative
 from loganalyze.metrics.startup import startup
 from loganalyze.metrics.steps import steps
+from loganalyze.metrics.sweep import sweep
 from loganalyze.run import Run
 
-FAMILIES = (concurrency, speculative, steps, startup)
+FAMILIES = (concurrency, speculative, steps, startup, sweep)
 
 
 def compute(run: Run) -> dict[str, Family]:
