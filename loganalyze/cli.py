@@ -196,6 +196,38 @@ def diagnose(run, store, baseline, out_format, fail_on, no_redact):
 @main.command()
 @click.argument("runs", nargs=-1, required=True)
 @STORE
+@fmt_option("text", "md", "json", "csv")
+@click.option("--no-redact", is_flag=True, help="Keep secrets (API keys, tokens, passwords) in the output.")
+def compare(runs, store, out_format, no_redact):
+    """Compare runs side by side: one row per run, deltas against the first.
+
+    Engine, version, speculative settings, concurrency cap, single-stream and peak output
+    throughput (with the concurrency of the peak) from the benchmark sweep, accept length
+    and rate, TTFT and TPOT (p50 / p99) at the peak.
+
+    \b
+    Example:
+      loganalyze compare vllm-baseline sglang-base sglang-eagle3
+      loganalyze compare base eagle3 --format csv > compare.csv
+    """
+    from loganalyze.compare import compare as compare_runs
+    from loganalyze.render import render_compare_md, render_compare_text
+
+    s = Store(store)
+    frame = compare_runs([loganalyze.open_run(r, s) for r in runs])
+    if out_format == "json":
+        print_json({"runs": list(runs), "rows": frame.to_dicts()}, redact=not no_redact)
+    elif out_format == "csv":
+        click.echo(frame.write_csv(), nl=False)
+    elif out_format == "md":
+        click.echo(render_compare_md(frame, redact=not no_redact))
+    else:
+        click.echo(render_compare_text(frame, redact=not no_redact))
+
+
+@main.command()
+@click.argument("runs", nargs=-1, required=True)
+@STORE
 @click.option("--baseline", default=None, help="A run to diagnose against, shown as a column to compare with.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="File to write (.html, or .md for Markdown).")

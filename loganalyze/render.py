@@ -138,3 +138,63 @@ def render_findings_md(run: str, findings: list) -> str:
             out += [f"{e.path}:{e.line}: {e.text[:300]}" for e in f.evidence]
             out += ["```", ""]
     return "\n".join(out)
+
+
+def _num(value, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _delta(value) -> str:
+    return "-" if value is None else f"{value:+.0%}"
+
+
+def _pair(a, b, digits: int, unit: str) -> str:
+    return "-" if a is None and b is None else f"{_num(a, digits)} / {_num(b, digits)} {unit}"
+
+
+def _rate(low, high) -> str:
+    if low is None:
+        return "-"
+    return f"{low:.0%}" if round(low * 100) == round(high * 100) else f"{low * 100:.0f}-{high:.0%}"
+
+
+def compare_cells(frame) -> list[dict[str, str]]:
+    """The comparison table's cells as text, one dict per run, in the column order shown."""
+    rows = []
+    for i, r in enumerate(frame.iter_rows(named=True)):
+        peak = "-" if r["peak_tok_s"] is None else f"{r['peak_tok_s']:,.0f} (C={r['peak_c']})"
+        length = _num(r["accept_length"], 2) + (f" of {r['max_accept_length']:g}" if r["max_accept_length"] else "")
+        rows.append({
+            "run": r["run"], "engine": r["engine"] or "-", "version": r["version"] or "-",
+            "speculative": r["speculative"], "cap": _num(r["cap"], 0),
+            "single-stream tok/s": _num(r["single_stream_tok_s"]),
+            "Δ single": _delta(r["single_stream_delta"]) if i else "-",
+            "peak tok/s": peak, "Δ peak": _delta(r["peak_delta"]) if i else "-",
+            "accept len": length if r["accept_length"] is not None else "-",
+            "accept rate": _rate(r["accept_rate_low"], r["accept_rate_high"]),
+            "TTFT p50/p99 at peak": _pair(r["ttft_p50_ms"], r["ttft_p99_ms"], 0, "ms"),
+            "TPOT p50/p99 at peak": _pair(r["tpot_p50_ms"], r["tpot_p99_ms"], 1, "ms"),
+        })
+    return rows
+
+
+@redacted
+def render_compare_text(frame) -> str:
+    cells = compare_cells(frame)
+    if not cells:
+        return "no runs"
+    widths = {k: max(len(k), *(len(c[k]) for c in cells)) for k in cells[0]}
+    lines = ["  ".join(k.ljust(w) for k, w in widths.items()).rstrip()]
+    lines += ["  ".join(c[k].ljust(w) for k, w in widths.items()).rstrip() for c in cells]
+    return "\n".join(lines) + f"\n(Δ against {cells[0]['run']})"
+
+
+@redacted
+def render_compare_md(frame) -> str:
+    cells = compare_cells(frame)
+    if not cells:
+        return "No runs."
+    head = list(cells[0])
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(c[k] for k in head) + " |" for c in cells]
+    return "\n".join(out)
