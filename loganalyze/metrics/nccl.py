@@ -85,7 +85,7 @@ def _attach(rows: pl.DataFrame, init: pl.DataFrame, what: str, strategy: str) ->
         return rows.with_columns(pl.lit(None, pl.String).alias(f"_k_{what}"), pl.lit(None, pl.Int64).alias(f"_n_{what}"),
                                  pl.lit(None, pl.String).alias(f"_c_{what}"))
     return rows.sort("line_no").join_asof(anchors, left_on="line_no", right_on="_at", by=["source", "host", "pid", "gpu"],
-                                          strategy=strategy).drop("_at")
+                                          strategy=strategy, check_sortedness=False).drop("_at")
 
 
 def with_comm(rows: pl.DataFrame, comms: pl.DataFrame) -> pl.DataFrame:
@@ -406,7 +406,8 @@ def hang_context(events: pl.DataFrame, stats: pl.DataFrame) -> pl.DataFrame:
         return hangs.with_columns(stats_line=pl.lit(None, pl.Int64), stats_raw=pl.lit(None, pl.String),
                                   running=pl.lit(None, pl.Int64), queued=pl.lit(None, pl.Int64))
     before = stats.select("source", stats_line="line_no", stats_raw="raw", running="running", queued="queued").sort("stats_line")
-    return hangs.join_asof(before, left_on="line_no", right_on="stats_line", by="source", strategy="backward")
+    return hangs.join_asof(before, left_on="line_no", right_on="stats_line", by="source", strategy="backward",
+                           check_sortedness=False)
 
 
 def timeout_summary(timeouts: pl.DataFrame, progress: pl.DataFrame, hangs: pl.DataFrame) -> dict:

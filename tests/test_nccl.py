@@ -1,0 +1,488 @@
+"""NCCL, nccl-tests and PyTorch watchdog samples from public issues: real values parsed, the
+diagnosis shared/samples/nccl/SOURCES.md gives, NCCL lines claimed inside a server log, fuzz."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import parsers
+from conftest import SAMPLES, sample
+from loganalyze.diagnosis import hang, nccl_bandwidth, nccl_transport
+from loganalyze.diagnosis.base import Context as DiagContext
+from loganalyze.ingest import parse_batch
+from loganalyze.metrics.nccl import nccl
+from parsers import nccl as nccl_format
+from parsers import nccl_tests, sglang
+from parsers.engine import Context, parse
+from test_line_kind_samples import frame_of
+
+NCCL = sorted((SAMPLES / "nccl").glob("*.log"))
+CTX = Context(source="t", year=2026, base_date="2026-01-01")
+
+# Format and lines per table of every sample; `unparsed` lines are cut marks (`...`), four
+# C++ frames in 21 that precede the cut, and in 19 two vLLM lines behind a bare `  | `.
+EXPECTED = {
+    "01_": ("nccl", {"nccl_links": 11}),
+    "03_": ("nccl", {"nccl_links": 16}),
+    "04_": ("nccl", {"nccl_links": 16}),
+    "06_": ("nccl", {"nccl_links": 13}),
+    "07_": ("nccl-tests", {"nccl_comms": 9, "nccl_perf": 5}),
+    "08_": ("nccl", {"nccl_topo": 7}),
+    "10_": ("nccl", {"nccl_links": 5, "nccl_comms": 11}),
+    "11_": ("nccl-tests", {"nccl_links": 14, "nccl_perf": 1}),
+    "12_": ("nccl", {"nccl_colls": 4}),
+    "14_": ("nccl", {"nccl_colls": 7, "unparsed": 1}),
+    "15_": ("nccl-tests", {"nccl_perf": 15}),
+    "17_": ("nccl-tests", {"nccl_links": 2, "nccl_perf": 5, "unparsed": 3}),
+    "19_": ("vllm" if "vllm" in parsers.FORMATS else "nccl", {"events": 5, "unparsed": 2}),  # two vLLM lines
+    "20_": ("nccl", {"events": 4}),
+    "21_": ("nccl", {"events": 4, "unparsed": 4}),
+    "23_": ("nccl", {"events": 6}),
+    "25_": ("nccl-tests", {"nccl_links": 5, "nccl_comms": 8, "nccl_perf": 5}),
+}
+
+
+def table(run, name: str, what: str | None = None) -> pl.DataFrame:
+    df = run.table(name).sort("line_no").collect()
+    return df.filter(pl.col("what") == what) if what else df
+
+
+def fields(run, kind: str) -> list[dict]:
+    ev = run.table("events").filter(pl.col("kind") == kind).sort("line_no").collect()
+    return [json.loads(f) for f in ev["fields"]]
+
+
+def findings(run) -> dict[str, list]:
+    """Every NCCL check's findings by id (the checks are called directly with the nccl family)."""
+    ctx = DiagContext(run, {"nccl": nccl(run)})
+    out: dict[str, list] = {}
+    for check in (nccl_transport.check, nccl_bandwidth.check, hang.check):
+        for f in check(ctx):
+            out.setdefault(f.id, []).append(f)
+    return out
+
+
+def severities(run) -> dict[str, str]:
+    return {k: v[0].severity for k, v in findings(run).items()}
+
+
+@pytest.mark.parametrize("path", NCCL, ids=lambda p: p.name[:2])
+def test_every_sample_ingests_and_every_line_is_accounted(path, ingest_one):
+    result, _ = ingest_one(path)
+    src = result.sources[0]
+    fmt, lines = EXPECTED[path.name[:3]]
+    assert (src.format, src.lines_by_table) == (fmt, lines)
+    assert sum(src.lines_by_table.values()) + src.blank == src.lines
+
+
+def test_01_shm_everywhere_is_a_transport_warning(ingest_one):
+    _, run = ingest_one(sample("nccl", "01_"))
+    links = table(run, "nccl_links", "link")
+    assert links["transport"].unique().to_list() == ["SHM"]
+    assert links["via"].unique().to_list() == ["SHM/direct/direct"]
+    first = links.row(0, named=True)
+    assert (first["channel"], first["src_rank"], first["dst_rank"], first["src_gpu"], first["dst_gpu"]) == (1, 7, 2, 7, 2)
+    assert (first["host"], first["pid"], first["tid"], first["gpu"], first["peer_format"]) == (
+        "node01", 3884652, 3884740, "7", "nvml")
+    f = findings(run)["nccl-transport"][0]
+    assert f.severity == "warning" and f.title == "NCCL falls back to SHM instead of P2P"
+    assert "11 of 11" in f.verdict and "7->2" in f.verdict and "NCCL_P2P_LEVEL=SYS" in f.recommendation
+
+
+def test_03_direct_pointer_nvlink_is_healthy(ingest_one):
+    _, run = ingest_one(sample("nccl", "03_"))
+    links = table(run, "nccl_links")
+    assert links.filter(pl.col("what") == "link")["transport"].unique().to_list() == ["P2P/direct pointer"]
+    assert links.filter(pl.col("what") == "connected")["connected"].to_list() == ["all rings"] * 3
+    fam = nccl(run)
+    assert fam.summary["channels_max"] == 7 and fam.summary["p2p_links"] == 13
+    assert severities(run) == {"nccl-transport": "info"}
+
+
+def test_04_cumem_two_nodes_sixteen_channels(ingest_one):
+    _, run = ingest_one(sample("nccl", "04_"))
+    links = table(run, "nccl_links", "link")
+    assert links["transport"].unique().to_list() == ["P2P/CUMEM"]
+    assert sorted(links["host"].unique().to_list()) == ["node01", "node02"]
+    row = links.filter(pl.col("host") == "node02").row(0, named=True)
+    assert (row["src_rank"], row["src_gpu"], row["dst_rank"], row["dst_gpu"], row["conn_index"]) == (14, 6, 12, 4, 0)
+    assert nccl(run).summary["channels_max"] == 16
+    assert severities(run) == {"nccl-transport": "info"}
+
+
+def test_06_bus_id_peers_ipc_read_and_one_nic(ingest_one):
+    _, run = ingest_one(sample("nccl", "06_"))
+    links = table(run, "nccl_links", "link")
+    ipc = links.filter(pl.col("transport") == "P2P/IPC").row(0, named=True)
+    assert (ipc["src_dev"], ipc["dst_dev"], ipc["peer_format"], ipc["read"], ipc["src_gpu"]) == ("a000", "7000", "busid", True, None)
+    net = links.filter(pl.col("transport") == "NET/IB")
+    assert net.height == 4 and net["gdr"].all() and net["direction"].unique().to_list() == ["send"]
+    assert net["conn_index"].null_count() == 4
+    f = findings(run)["nccl-transport"][0]
+    assert f.severity == "info" and "one NIC" in f.verdict and "NET/IB/0/GDRDMA" in f.verdict
+
+
+def test_07_init_lines_inside_nccl_tests_output(ingest_one):
+    result, run = ingest_one(sample("nccl", "07_"))
+    comms = table(run, "nccl_comms")
+    assert comms.filter(pl.col("what") == "version").select("version", "cuda").row(0) == ("2.26.5", "12.9")
+    assert comms.filter(pl.col("what") == "cuda_driver")["driver"].to_list() == [12080]
+    assert comms.filter(pl.col("what") == "bootstrap")["value"].to_list() == ["bond0:10.0.0.1<0>"]
+    assert comms.filter(pl.col("what") == "network")["network"].to_list() == ["IB", "IB"]
+    assert comms.filter(pl.col("what") == "net_ib")["value"][0].startswith("Using [0]mlx5_bond_0:1/RoCE")
+    devices = table(run, "nccl_perf", "device")
+    assert devices.select("dev_rank", "group", "dev_pid", "dev_host", "device", "bus", "device_name").rows() == [
+        (0, 0, 7995, "gpu-node-01", 0, "0000:2c:00", "NVIDIA GeForce RTX 4090"),
+        (1, 0, 7995, "gpu-node-01", 1, "0000:2d:00", "NVIDIA GeForce RTX 4090")]
+    params = table(run, "nccl_perf", "params").row(0, named=True)
+    assert (params["ngpus"], params["max_bytes"], params["iters"], params["agg_iters"], params["graph"]) == (
+        2, 2147483648, 10, 1, 0)
+    s = nccl(run).summary
+    assert (s["nccl_versions"], s["cuda_driver"], s["networks"]) == (["2.26.5"], 12080, ["IB"])
+    assert findings(run) == {}
+
+
+def test_08_topology_phb_sys_rules_out_p2p(ingest_one):
+    _, run = ingest_one(sample("nccl", "08_"))
+    topo = table(run, "nccl_topo")
+    paths = topo.filter(pl.col("what") == "path")
+    assert paths.height == 40
+    row = paths.filter((pl.col("src") == "GPU/CE000") & (pl.col("dst") == "GPU/0-cf000")).row(0, named=True)
+    assert (row["hops"], row["bw"], row["path_type"]) == (4, 24.0, "PHB")
+    assert topo.filter(pl.col("what") == "system").select("max_bw", "total_bw").row(0) == (24.0, 24.0)
+    assert topo.filter(pl.col("what") == "link").select("link_type", "bw", "dst").row(0) == ("PCI", 24.0, "PCI/0-4b000")
+    s = nccl(run).summary
+    assert s["gpu_path_bw"] == {"PHB": 24.0, "SYS": 10.0} and s["topo_max_bw"] == 24.0
+    f = findings(run)["nccl-transport"][0]
+    assert f.severity == "warning" and "SYS at 10 GB/s" in f.verdict and "topology-bound" in f.verdict
+
+
+def test_10_two_channels_for_sixteen_ranks(ingest_one):
+    _, run = ingest_one(sample("nccl", "10_"))
+    rings = table(run, "nccl_links", "ring")
+    assert rings.select("channel", "nchannels", "ring_len").rows() == [(0, 2, 16), (1, 2, 16)]
+    assert table(run, "nccl_links", "tree")["ntrees"].to_list() == [2, 2, 2]
+    comms = table(run, "nccl_comms")
+    nvls = comms.filter(pl.col("what") == "nvls")
+    assert nvls["nvls"].unique().to_list() == ["not available"] and sorted(nvls["cuda_dev"].to_list()) == [0, 2, 3, 4, 6, 7]
+    assert comms.filter(pl.col("what") == "p2p_chunksize")["value"].unique().to_list() == ["131072"]
+    f = findings(run)["nccl-transport"][0]
+    assert f.severity == "warning" and f.title == "Few NCCL channels" and "2 channel(s) for 16 ranks" in f.verdict
+    assert nccl(run).summary["nvls_available"] is False
+
+
+def test_11_p2p_level_sys_from_the_command_line(ingest_one):
+    _, run = ingest_one(sample("nccl", "11_"))
+    cmd = table(run, "nccl_perf", "command").row(0, named=True)
+    assert cmd["test"] == "all_reduce_perf" and cmd["env"] == "NCCL_P2P_DISABLE=0 NCCL_P2P_LEVEL=SYS NCCL_DEBUG=info"
+    connected = table(run, "nccl_links", "connected")
+    assert connected.select("connected", "ring_pxn", "ring_gdr").unique().rows() == [("all rings", 0, 1)]
+    s = nccl(run).summary
+    assert (s["p2p_level"], s["p2p_disable"], s["transports"]) == ("SYS", "0", {"P2P/direct pointer": 9})
+    f = findings(run)["nccl-transport"][0]
+    assert f.severity == "info" and "NCCL_P2P_LEVEL=SYS" in f.verdict and "Benchmark both" in f.recommendation
+
+
+def test_12_coll_trace_hex_opcount_and_sizes(ingest_one):
+    _, run = ingest_one(sample("nccl", "12_"))
+    colls = table(run, "nccl_colls")
+    assert colls["op_count"].to_list() == [0x139D, 0x139D, 0x139E, 0x139E]
+    first = colls.row(0, named=True)
+    assert (first["op"], first["count"], first["dtype"], first["bytes"], first["redop_name"], first["root"], first["nranks"]) == (
+        "AllReduce", 7382228, "float32", 29528912, "sum", 0, 128)
+    assert first["process"] == "RayTrainWorker pid=615, ip=10.0.0.1"
+    assert first["host"] == "raycluster-worker-l4-8-01" and first["comm"] == "0x78cfda045840"
+    s = nccl(run).summary
+    assert s["coll_ops"] == {"AllReduce": 4} and s["coll_bytes_max"] == 29528912
+    f = findings(run)["hang"][0]
+    assert f.severity == "info" and "raycluster-worker-l4-8-01 pid 615" in f.verdict and "0x139d" in f.verdict
+
+
+def test_14_send_recv_on_two_comms(ingest_one):
+    _, run = ingest_one(sample("nccl", "14_"))
+    colls = table(run, "nccl_colls")
+    send = colls.filter(pl.col("op") == "Send")
+    assert send["op_count"].to_list() == [0x12, 0x14, 0x16, 0x18, 0xD60, 0xD62]
+    assert send["recvbuff"].unique().to_list() == ["(nil)"] and send["root"].to_list() == [1, 1, 1, 1, 0, 0]
+    recv = colls.filter(pl.col("op") == "Recv").row(0, named=True)
+    assert (recv["sendbuff"], recv["root"], recv["op_count"], recv["comm"]) == ("(nil)", 1, 0xD60, "0x7f5128002e10")
+    assert sorted(colls["comm"].unique().to_list()) == ["0x7f5128002e10", "0x7f516c002e10"]
+    assert findings(run) == {}  # one process: nothing to compare a rank against
+
+
+def test_15_nccl_tests_table_at_the_pcie_bound(ingest_one):
+    _, run = ingest_one(sample("nccl", "15_"))
+    rows = table(run, "nccl_perf", "row")
+    assert rows["size"].to_list() == [268435456, 536870912, 1073741824]
+    assert rows["oop_busbw"].to_list() == [25.72, 25.82, 25.95] and rows["ip_busbw"].to_list() == [25.72, 25.83, 25.95]
+    assert rows.select("count", "type", "redop", "root", "oop_time_us", "oop_algbw", "oop_wrong").row(0) == (
+        67108864, "float", "sum", -1, 15654.0, 17.15, 0.0)
+    assert table(run, "nccl_perf", "device")["bus"].to_list() == ["0000:85:00", "0000:86:00", "0000:89:00", "0000:8d:00"]
+    s = nccl(run).summary
+    assert (s["busbw_large"], s["perf_nranks"], s["perf_tests"]) == (25.95, 4, ["all_reduce_perf"])
+    f = findings(run)["nccl-bandwidth"][0]
+    assert f.severity == "info" and "as good as PCIe gets" in f.verdict
+    assert f.metrics["gpu_class"] == "PCIe"
+
+
+def test_17_nvlink_bridge_busbw_and_bare_prefixes(ingest_one):
+    _, run = ingest_one(sample("nccl", "17_"))
+    rows = table(run, "nccl_perf", "row")
+    assert rows["ip_busbw"].to_list() == [115.56, 115.93] and rows["oop_time_us"].to_list() == [9306.7, 18535.0]
+    link = table(run, "nccl_links", "link").row(0, named=True)
+    assert (link["gpu"], link["host"], link["src_dev"], link["dst_dev"], link["peer_format"], link["conn_index"]) == (
+        "1", None, "21000", "1000", "busid", 0)
+    assert table(run, "nccl_links", "tree")["ntrees"].to_list() == [24]
+    s = nccl(run).summary
+    assert (s["perf_nranks"], s["busbw_large"], s["channels_max"]) == (2, 115.93, 24)  # ranks solved from busbw/algbw
+    sev = severities(run)
+    assert sev == {"nccl-transport": "info", "nccl-bandwidth": "info"}
+    assert "NVLink is in use" in findings(run)["nccl-bandwidth"][0].verdict
+
+
+def test_19_startup_allreduce_timeout(ingest_one):
+    _, run = ingest_one(sample("nccl", "19_"))
+    wd = fields(run, "pg_watchdog_timeout")
+    assert len(wd) == 2  # the second is the `terminated with exception` repeat
+    assert {k: wd[0][k] for k in ("seq_num", "op_type", "numel_in", "numel_out", "timeout_ms", "ran_for_ms")} == {
+        "seq_num": 2, "op_type": "ALLREDUCE", "numel_in": 134217728, "numel_out": 134217728, "timeout_ms": 600000,
+        "ran_for_ms": 600059}
+    assert wd[1]["pg"] == "2"
+    prog = fields(run, "pg_watchdog_progress")[0]
+    assert (prog["pg"], prog["work"], prog["last_enqueued"], prog["last_completed"]) == ("2", 2, 2, 1)
+    ev = run.table("events").collect()
+    assert ev["rank"].unique().to_list() == ["0"]
+    assert nccl(run).summary["watchdog_timeouts"] == 1
+    f = findings(run)["hang"][0]
+    assert f.severity == "critical" and "SeqNum 2" in f.verdict and "start-up hang" in f.verdict
+    assert "NCCL_P2P_DISABLE=1" in f.recommendation and "134,217,728 elements" in f.verdict
+
+
+def test_20_all_ranks_blocked_in_one_collective(ingest_one):
+    _, run = ingest_one(sample("nccl", "20_"))
+    wd = fields(run, "pg_watchdog_timeout")
+    assert [w["ran_for_ms"] for w in wd] == [600060, 600067] and {w["seq_num"] for w in wd} == {1580}
+    ev = run.table("events").sort("line_no").collect()
+    assert ev["rank"].to_list() == ["0", "4", "0", "3"]
+    s = nccl(run).summary
+    assert (s["last_enqueued"], s["last_completed"], s["timeout_numel"]) == (1582, 1579, 466119168)
+    f = findings(run)["hang"][0]
+    assert f.severity == "critical" and "collective-level hang" in f.verdict and "mid-run" in f.verdict
+
+
+def test_21_sglang_allgather_timeout_kills_the_process(ingest_one):
+    _, run = ingest_one(sample("nccl", "21_"))
+    wd = fields(run, "pg_watchdog_timeout")[0]
+    assert (wd["pg"], wd["seq_num"], wd["op_type"], wd["numel_in"], wd["numel_out"], wd["ran_for_ms"]) == (
+        "3", 9141, "_ALLGATHER_BASE", 19008, 152064, 600020)
+    ev = run.table("events").sort("line_no").collect()
+    assert ev["kind"].to_list() == ["pg_abort", "pg_watchdog_timeout", "pg_cpp_exception"]
+    assert ev.filter(pl.col("kind") == "pg_cpp_exception")["span"].to_list() == [2]  # with its frame #0
+    assert ev.filter(pl.col("kind") == "pg_watchdog_timeout")["rank"].to_list() == ["5"]
+    f = findings(run)["hang"][0]
+    assert "_ALLGATHER_BASE" in f.title and "mid-run" in f.verdict and "took the process down" in f.verdict
+
+
+def test_23_pg_guid_prefix(ingest_one):
+    _, run = ingest_one(sample("nccl", "23_"))
+    prog = fields(run, "pg_watchdog_progress")
+    assert {(p["pg"], p["pg_guid"], p["pg_desc"]) for p in prog} == {("0", "0", "default_pg")}
+    s = nccl(run).summary
+    assert (s["timeout_ranks"], s["timeout_seqs"], s["last_enqueued"], s["last_completed"]) == (["0", "1", "2"], [808], 811, 807)
+    assert "blocked in the same collective" in findings(run)["hang"][0].verdict
+
+
+def test_25_old_format_init_and_version_without_prefix(ingest_one):
+    result, run = ingest_one(sample("nccl", "25_"))
+    comms = table(run, "nccl_comms")
+    version = comms.filter(pl.col("what") == "version").row(0, named=True)
+    assert (version["version"], version["cuda"], version["host"], version["level"]) == ("2.8.2", "11.1", None, None)
+    assert comms.filter(pl.col("what") == "net_ib")["value"].to_list() == ["No device found."]
+    assert comms.filter(pl.col("what") == "bootstrap")["value"].to_list() == ["eno1np0:10.0.0.1<0>"]
+    assert comms.filter(pl.col("what") == "affinity")["cuda_dev"].to_list() == [3, 2]
+    link = table(run, "nccl_links", "link").row(0, named=True)
+    assert (link["src_dev"], link["dst_dev"], link["transport"], link["conn_index"]) == ("c2000", "c1000", "P2P/direct pointer", None)
+    devices = table(run, "nccl_perf", "device")
+    assert devices.select("dev_rank", "group", "bus", "device_name").rows() == [
+        (0, None, "0xc1", "NVIDIA RTX A6000"), (1, None, "0xc2", "NVIDIA RTX A6000")]
+    assert severities(run) == {"nccl-transport": "info"}
+
+
+# ---------------------------------------------------------------- line forms not in the samples
+
+@pytest.mark.parametrize("line, want", [
+    ("comm 0x7fe3d4001980 rank 0 nranks 1 cudaDev 0 nvmlDev 0 - Init COMPLETE",
+     {"what": "init_complete", "nranks": 1, "nvml_dev": 0, "bus_id": None}),
+    ("comm 0x55d0c5a0 rank 1 nranks 2 cudaDev 1 busId 2000 - Init COMPLETE", {"bus_id": "2000", "nvml_dev": None}),
+    ("comm 0x55d0c5a0 rank 1 nranks 2 cudaDev 1 busId 2000 commId 0x1234abcd - Init COMPLETE", {"comm_id": "0x1234abcd"}),
+    ("comm 0x560b rank 3 nranks 8 cudaDev 3 nvmlDev 5 busId 18000 commId 0x4aaa - Init START",
+     {"what": "init_start", "rank": "3", "nvml_dev": 5, "comm_id": "0x4aaa", "comm": "0x560b"}),
+    ("ncclCommSplit comm 0x5e30 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 57000 parent 0x5d10 splitCount 1 color 7 "
+     "key 3- Init START", {"api": "ncclCommSplit", "parent": "0x5d10", "split_count": 1, "color": 7, "key": 3}),
+    ("[Rank 3] ncclCommInitRank comm 0x5e30 rank 3 nranks 8 cudaDev 3 nvmlDev 3 busId 57000 commId 0xad - Init START",
+     {"api": "ncclCommInitRank", "rank": "3", "cuda_dev": 3}),
+    ("comm 0x5e30 rank 0 nranks 2 cudaDev 0 busId 57000 commId 0xad - Abort COMPLETE", {"what": "abort_complete"}),
+    ("comm 0x8a6f rank 2 nRanks 8 nNodes 2 localRanks 4 localRank 2 MNNVL 0",
+     {"what": "comm_info", "nnodes": 2, "local_ranks": 4, "local_rank": 2}),
+    ("Init timings - ncclCommInitRank: rank 0 nranks 8 total 0.92 (kernels 0.21, alloc 0.01, bootstrap 0.05, "
+     "allgathers 0.01, topo 0.22, graphs 0.02, connections 0.37, rest 0.03)",
+     {"what": "init_timings", "init_s": 0.92, "bootstrap_s": 0.05, "connections_s": 0.37}),
+    ("24 coll channels, 24 collnet channels, 0 nvls channels, 32 p2p channels, 32 p2p channels per peer",
+     {"coll_channels": 24, "collnet_channels": 24, "nvls_channels": 0, "p2p_per_peer": 32}),
+    ("CC Off, workFifoBytes 1048576", {"what": "cc", "cc": "Off", "value": "1048576"}),
+    ("NCCL_P2P_DISABLE set by environment to 1", {"env_var": "NCCL_P2P_DISABLE", "env_value": "1"}),
+    ("NCCL_SOCKET_IFNAME set by environment to eth0.", {"env_var": "NCCL_SOCKET_IFNAME", "env_value": "eth0"}),
+    ("Some line NCCL does not explain", {"what": "other", "value": "Some line NCCL does not explain"}),
+])
+def test_comm_line_forms(line, want):
+    got = parse(nccl_format.FORMAT, frame_of((f"node1:12:34 [3] NCCL INFO {line}",)), CTX)
+    row = got.tables["nccl_comms"].row(0, named=True)
+    assert {k: row.get(k) for k in want} == want and row["host"] == "node1" and row["gpu"] == "3"
+
+
+@pytest.mark.parametrize("line, want", [
+    ("node1:12:34 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read",
+     {"transport": "P2P/CUMEM", "read": True, "peer_format": "nvml"}),
+    ("node1:12:34 [0] NCCL INFO Channel 02/1 : 0[0] -> 5[5] via P2P/indirect/2[2]", {"transport": "P2P/indirect"}),
+    ("node1:12:34 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via SHM/CE/CE", {"transport": "SHM", "ce": True}),
+    ("node1:12:34 [0] NCCL INFO Channel 00/0 : 6[44000] -> 3[4a000] [receive] via NET/IB/1(5)/GDRDMA/Shared",
+     {"transport": "NET/IB", "direction": "receive", "pxn_rank": 5, "shared": True, "gdr": True}),
+    ("node1:12:34 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/Socket/0", {"transport": "NET/Socket"}),
+    ("[2025-06-01 12:00:00] node1:12:34 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC", {"transport": "P2P/IPC"}),
+    ("[0] node1:12:34 [2] NCCL INFO Channel 00/0 : 2[2] -> 3[3] via P2P/IPC", {"gpu": "2", "src_rank": 2}),
+    ("[rank4]: node1:12:34 [4] NCCL INFO Channel 00/0 : 4[4] -> 5[5] via P2P/IPC", {"gpu": "4", "src_rank": 4}),
+])
+def test_link_line_forms(line, want):
+    row = parse(nccl_format.FORMAT, frame_of((line,)), CTX).tables["nccl_links"].row(0, named=True)
+    assert {k: row[k] for k in want} == want
+
+
+def test_timestamped_warn_with_function_and_its_category():
+    lines = ("[2025-06-01 12:00:00] node1:12:34 [0] transport/p2p.cc:275 (p2pSetup) NCCL WARN Cuda failure "
+             "'peer access is not supported between these two devices'",
+             "node1:12:34 [0] NCCL INFO transport/p2p.cc:275 -> 1")
+    got = parse(nccl_format.FORMAT, frame_of(lines), CTX)
+    ev = got.tables["events"].sort("line_no")
+    warn = ev.row(0, named=True)
+    assert (warn["kind"], warn["severity"], warn["level"], str(warn["ts"])) == ("nccl_warn", "warning", "WARN", "2025-06-01 12:00:00")
+    assert warn["message"].startswith("Cuda failure 'peer access")
+    assert json.loads(warn["fields"]) == {"category": "cuda_failure", "src": "transport/p2p.cc:275", "func": "p2pSetup",
+                                          "host": "node1", "pid": 12, "cuda_dev": 0}
+    trail = json.loads(ev.row(1, named=True)["fields"])
+    assert (trail["where"], trail["code"], trail["host"]) == ("transport/p2p.cc:275", 1, "node1")
+
+
+@pytest.mark.parametrize("line, want", [
+    ("[E ProcessGroupNCCL.cpp:458] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=512, OpType=ALLREDUCE, "
+     "Timeout(ms)=1800000) ran for 1800844 milliseconds before timing out.",
+     {"seq_num": 512, "timeout_ms": 1800000, "ran_for_ms": 1800844, "numel_in": None}),
+    ("[E ProcessGroupNCCL.cpp:414] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, "
+     "OpType=BROADCAST, TensorShape=[1024, 8], Timeout(ms)=1800000) ran for 1803964 milliseconds before timing out.",
+     {"op_type": "BROADCAST", "tensor_shape": "[1024, 8]"}),
+    ("[rank1]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:616] [PG ID 1 PG GUID 1(tp) Rank 1] Watchdog caught "
+     "collective operation timeout: WorkNCCL(SeqNum=3, OpType=_ALLGATHER_BASE, NumelIn=10, NumelOut=80, "
+     "Timeout(ms)=600000) ran for 600500 milliseconds before timing out.",
+     {"pg": "1", "pg_desc": "tp", "numel_out": 80}),
+])
+def test_three_worknccl_layouts(line, want):
+    row = parse(nccl_format.FORMAT, frame_of((line,)), CTX).tables["events"].row(0, named=True)
+    got = json.loads(row["fields"])
+    assert row["kind"] == "pg_watchdog_timeout" and {k: got[k] for k in want} == want
+
+
+# ---------------------------------------------------------------- NCCL inside a server log
+
+SGLANG_MIXED = [
+    "[2026-01-02 03:04:05 TP0] Load weight begin. avail mem=77.18 GB",
+    "node01:1000:1010 [0] NCCL INFO NCCL version 2.21.5+cuda12.4",
+    "node01:1000:1010 [0] NCCL INFO ncclCommInitRank comm 0x55aa rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 "
+    "commId 0xfeed - Init START",
+    "node01:1001:1011 [1] NCCL INFO ncclCommInitRank comm 0x66bb rank 1 nranks 2 cudaDev 1 nvmlDev 1 busId 2000 "
+    "commId 0xfeed - Init START",
+    "node01:1000:1010 [0] NCCL INFO NCCL_P2P_DISABLE set by environment to 1",
+    "node01:1000:1010 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via SHM/direct/direct",
+    "node01:1001:1011 [1] NCCL INFO Channel 00 : 1[1] -> 0[0] via SHM/direct/direct",
+    "node01:1000:1010 [0] NCCL INFO Connected all rings",
+    "node01:1000:1010 [0] NCCL INFO ncclCommInitRank comm 0x55aa rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 "
+    "commId 0xfeed - Init COMPLETE",
+    "[2026-01-02 03:05:00 TP0] Decode batch, #running-req: 32, #token: 9000, token usage: 0.10, cuda graph: True, "
+    "gen throughput (token/s): 849.00, #queue-req: 0",
+    "[rank1]:[E102 03:15:00.000000000 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation "
+    "timeout: WorkNCCL(SeqNum=4411, OpType=ALLREDUCE, NumelIn=57344, NumelOut=57344, Timeout(ms)=600000) ran for "
+    "600031 milliseconds before timing out.",
+    "[2026-01-02 03:15:01 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)",
+]
+
+
+def test_nccl_lines_inside_an_sglang_log_are_claimed_by_nccl(tmp_path, ingest_one):
+    path = tmp_path / "server.log"
+    path.write_text("\n".join(SGLANG_MIXED) + "\n")
+    result, run = ingest_one(path)
+    src = result.sources[0]
+    assert src.format == "sglang"  # NCCL lines outnumber SGLang's, but NCCL is embeddable
+    assert src.lines_by_table == {"events": 3, "stats": 1, "nccl_comms": 5, "nccl_links": 3}
+    links = table(run, "nccl_links", "link")
+    assert links["transport"].to_list() == ["SHM", "SHM"]
+    fam = nccl(run)
+    assert fam.frames["links"]["comm_key"].unique().to_list() == ["0xfeed"]  # tied to their Init START
+    assert fam.summary["p2p_disable"] == "1" and fam.summary["nccl_versions"] == ["2.21.5"]
+    ev = run.table("events").sort("line_no").collect()
+    assert ev["kind"].to_list() == ["load_weight_begin", "pg_watchdog_timeout", "watchdog_timeout"]
+    found = findings(run)
+    transport = found["nccl-transport"][0]
+    assert transport.severity == "warning" and "NCCL_P2P_DISABLE=1" in transport.verdict
+    h = found["hang"][0]
+    assert h.severity == "critical" and "SeqNum 4411" in h.verdict and "SGLang's watchdog" in h.verdict
+    assert "Decode batch, #running-req: 32" in h.verdict  # the last stats line before the timeout
+
+
+def test_many_nccl_lines_do_not_take_over_detection():
+    lines = [SGLANG_MIXED[9]] + [SGLANG_MIXED[5]] * 50
+    fmt, scores = parsers.detect(pl.Series(lines))
+    assert fmt.name == "sglang" and scores["nccl"] > scores["sglang"]
+
+
+def test_torch_python_error_line_is_left_to_the_server_format():
+    """`...DistBackendError: NCCL error in:` ends a Python traceback the server format owns."""
+    line = ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, "
+            "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5")
+    assert not parse(nccl_format.FORMAT, frame_of((line,)), CTX).claimed.any()
+
+
+# ---------------------------------------------------------------- fuzzing
+
+POOL = [line for p in NCCL for line in p.read_text().splitlines() if line.strip()] + [
+    s for fmt in (nccl_format.FORMAT, nccl_tests.FORMAT) for kind in fmt.kinds for s in kind.samples] + SGLANG_MIXED
+NOISE = st.sampled_from(list(",:%.[]() x9-\t'\"{}/|>#=") + ["NCCL INFO ", "NCCL WARN ", " via ", "0x", "Channel "])
+
+
+@st.composite
+def mutated(draw) -> str:
+    line = draw(st.sampled_from(POOL))
+    for _ in range(draw(st.integers(0, 3))):
+        at = draw(st.integers(0, len(line)))
+        op = draw(st.sampled_from(["cut", "insert", "truncate", "digits"]))
+        if op == "cut":
+            line = line[:at] + line[at + draw(st.integers(1, 8)):]
+        elif op == "insert":
+            line = line[:at] + "".join(draw(st.lists(NOISE, max_size=4))) + line[at:]
+        elif op == "truncate":
+            line = line[:at]
+        else:
+            line = line[:at] + line[at:].replace("0", "ff", 1).replace("1", "-1", 1)
+    return line
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(mutated(), min_size=1, max_size=25), st.sampled_from(["nccl", "nccl-tests", "sglang"]))
+def test_fuzzed_lines_never_raise_and_are_all_accounted(lines, primary):
+    lines = [line for line in lines if line.strip()]
+    if not lines:
+        return
+    _, counts = parse_batch(frame_of(lines), parsers.FORMATS[primary], CTX)
+    assert sum(counts.values()) == len(lines)
