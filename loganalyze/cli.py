@@ -305,6 +305,7 @@ def query(sql, runs, store, out_format, output):
     (nccl_links, bench, ...), each holding every selected run, with a `run` column. Only
     what the query needs is read; with -o FILE.parquet, .csv or .jsonl the result streams
     to the file. `table` shows at most 50 rows: use LIMIT, or another format, for more.
+    Secrets in strings (API keys, tokens, passwords) are redacted.
 
     \b
     Example:
@@ -314,9 +315,10 @@ def query(sql, runs, store, out_format, output):
     """
     from loganalyze import export
     from loganalyze.query import query as run_query
+    from loganalyze.redact import redact_frame
 
     fmt = out_format or (export.format_of(output) if output else None) or "table"
-    result = run_query(sql, runs, Store(store))
+    result = redact_frame(run_query(sql, runs, Store(store)))
     if output is not None and fmt != "table":
         export.write(result, output, fmt)
         click.echo(f"wrote {output} ({fmt})", err=True)

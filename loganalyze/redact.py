@@ -48,6 +48,11 @@ RULES: tuple[str, ...] = (
     r"()(\bgh[pousr]_[A-Za-z0-9]{30,})()",
 )
 
+# A mapping key that names a secret: its string value is redacted whatever it looks like
+# (JSON output holds `"api_key": "X"` as two separate strings, out of the text rules' reach).
+_SECRET_KEY = r"(?:[a-z0-9]+[_-])*(?:api[_-]?key|apikey|token|secret|password|passwd|access[_-]?key|private[_-]?key)"
+SECRET_KEY = re.compile("(?i)" + _SECRET_KEY)
+
 _COMPILED = tuple(re.compile(rule) for rule in RULES)
 _PY_REPLACEMENT = r"\g<1>" + MARK + r"\g<3>"
 _POLARS_REPLACEMENT = "${1}" + MARK + "${3}"
@@ -61,11 +66,13 @@ def redact(text: str) -> str:
 
 
 def redact_obj(obj: Any) -> Any:
-    """JSON-like data (dicts, lists, strings, numbers) with every string redacted, keys included."""
+    """JSON-like data (dicts, lists, strings, numbers) with every string redacted, keys included,
+    and the string value of a secret-named key (`api_key`, `hf_token`, ...) replaced whole."""
     if isinstance(obj, str):
         return redact(obj)
     if isinstance(obj, dict):
-        return {redact_obj(k): redact_obj(v) for k, v in obj.items()}
+        return {redact_obj(k): MARK if isinstance(v, str) and isinstance(k, str) and SECRET_KEY.fullmatch(k)
+                else redact_obj(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [redact_obj(v) for v in obj]
     return obj
@@ -78,7 +85,27 @@ def redact_expr(expr: pl.Expr) -> pl.Expr:
     return expr
 
 
-def redact_frame(frame: pl.DataFrame) -> pl.DataFrame:
-    """The frame with every String column redacted (nested columns are left to their readers)."""
-    cols = [name for name, dtype in frame.schema.items() if dtype == pl.String]
-    return frame.with_columns(redact_expr(pl.col(c)) for c in cols) if cols else frame
+def _redact_nested(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr | None:
+    """`expr` with every string inside it redacted, through lists and structs; None if it holds none."""
+    if dtype == pl.String:
+        return redact_expr(expr)
+    if isinstance(dtype, pl.List):
+        inner = _redact_nested(pl.element(), dtype.inner)
+        return None if inner is None else expr.list.eval(inner)
+    if isinstance(dtype, pl.Struct):
+        fields = [(f.name, _redact_nested(pl.field(f.name), f.dtype)) for f in dtype.fields]
+        fields = [e.alias(name) for name, e in fields if e is not None]
+        return expr.struct.with_fields(fields) if fields else None
+    return None
+
+
+def redact_frame(frame: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame | pl.LazyFrame:
+    """The frame, eager or lazy (a query result streams through), with every string redacted,
+    nested ones too (the `extra` key/value pairs); in key/value rows (the config table) the
+    value of a secret-named key is replaced whole, as `redact_obj` does for a dict."""
+    schema = frame.collect_schema()
+    exprs = {name: e for name, dtype in schema.items() if (e := _redact_nested(pl.col(name), dtype)) is not None}
+    if schema.get("key") == pl.String and schema.get("value") == pl.String:
+        secret = pl.col("key").str.contains(f"(?i)^{_SECRET_KEY}$").fill_null(False)
+        exprs["value"] = pl.when(secret).then(pl.lit(MARK)).otherwise(exprs["value"])
+    return frame.with_columns(e.alias(name) for name, e in exprs.items()) if exprs else frame

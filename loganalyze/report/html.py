@@ -12,10 +12,13 @@ expression interpreter instead of `new Function`, which the CSP forbids).
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
+import os
 from functools import lru_cache
 from html import escape
+from pathlib import Path
 
 import altair as alt
 
@@ -110,15 +113,31 @@ footer { color: var(--muted); font-size: .8rem; margin-top: 2rem; padding-bottom
 """
 
 
+def cache_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "loganalyze"
+
+
 @lru_cache(maxsize=1)
 def vega_bundle() -> str:
-    """Vega, Vega-Lite (the version Altair writes) and vega-embed as one script, from vl-convert's copy."""
+    """Vega, Vega-Lite (the version Altair writes) and vega-embed as one script, from vl-convert's copy.
+
+    vl-convert bundles the JS anew on every call (3-10 s), so the result is kept in the user's
+    cache, keyed by the vl-convert and Vega-Lite versions; without a writable cache it is rebuilt.
+    """
     import vl_convert
 
     version = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+    cached = cache_dir() / f"vega-bundle-{vl_convert.__version__}-vl{version}.js"
+    if cached.is_file():
+        return cached.read_text(encoding="utf-8")
     bundle = vl_convert.javascript_bundle(vl_version=version)
     if "</script" in bundle.lower():
         raise RuntimeError("the Vega bundle contains '</script' and cannot be inlined")
+    with contextlib.suppress(OSError):
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(bundle, encoding="utf-8")
+        tmp.replace(cached)
     return bundle
 
 
@@ -210,16 +229,19 @@ def chart_specs(data: ReportData) -> list[tuple[str, str, charts.ChartKind]]:
 
 
 def render_charts(specs: list[tuple[str, str, charts.ChartKind]], several: bool) -> str:
+    """Chart placeholders, grouped under a heading per run when the report has several."""
     if not specs:
         return ""
-    figures = []
+    groups: dict[str, list[str]] = {}
     for i, (who, _, kind) in enumerate(specs):
-        heading = f"{kind.title}" + (f" — {who}" if several else "")
-        figures.append(f"<figure class=\"chart\"><figcaption><b>{e(heading)}</b>{e(kind.caption)}</figcaption>"
-                       f"<div class=\"vega\" id=\"chart-{i}\" role=\"img\" aria-label=\"{e(heading)}\"></div></figure>")
+        label = f"{kind.title} ({who})"
+        groups.setdefault(who, []).append(
+            f"<figure class=\"chart\"><figcaption><b>{e(kind.title)}</b>{e(kind.caption)}</figcaption>"
+            f"<div class=\"vega\" id=\"chart-{i}\" role=\"img\" aria-label=\"{e(label)}\"></div></figure>")
+    body = "".join((f"<h3>{e(who)}</h3>" if several else "") + f"<div class=\"charts\">{''.join(figures)}</div>"
+                   for who, figures in groups.items())
     return ("<h2 id=\"charts\">Charts</h2><noscript><p class=\"note\">The charts need JavaScript (it is inlined in "
-            "this file; nothing is downloaded).</p></noscript>"
-            f"<div class=\"charts\">{''.join(figures)}</div>")
+            f"this file; nothing is downloaded).</p></noscript>{body}")
 
 
 def spec_json(specs: list[tuple[str, str, charts.ChartKind]]) -> str:
@@ -228,10 +250,14 @@ def spec_json(specs: list[tuple[str, str, charts.ChartKind]]) -> str:
     return json.dumps(items, separators=(",", ":"), sort_keys=True).replace("<", "\\u003c")
 
 
+def render_numbers(data: ReportData) -> str:
+    return "".join(["<h2 id=\"numbers\">Key numbers</h2>", render_table(key_metrics(data)),
+                    "<details><summary>All metrics</summary>", render_table(all_metrics(data)), "</details>"])
+
+
 def render_tables(data: ReportData) -> str:
-    out = ["<h2 id=\"numbers\">Key numbers</h2>", render_table(key_metrics(data)),
-           "<details><summary>All metrics</summary>", render_table(all_metrics(data)), "</details>",
-           "<h2 id=\"config\">Configuration</h2>", render_table(config_table(data), numeric_from=99, code_cols=(1, 2, 3, 4)),
+    runs = tuple(range(1, len(data.runs) + 1))
+    out = ["<h2 id=\"config\">Configuration</h2>", render_table(config_table(data), numeric_from=99, code_cols=runs),
            "<h2 id=\"sources\">Sources</h2>", render_table(sources_table(data), numeric_from=3, code_cols=(1, 5))]
     for run in data.runs:
         table = unparsed_table(run)
@@ -248,7 +274,8 @@ def render_html(data: ReportData, command: str) -> str:
     body = (
         f"<header><h1>{e(data.title)}</h1><p class=\"meta\">{sources} source file(s); built by loganalyze "
         f"{e(builder_version())}; inputs {e(data.inputs_digest[:16])}</p></header><main>"
-        + render_verdict(data) + render_findings(data) + render_charts(specs, several) + render_tables(data)
+        + render_verdict(data) + (render_numbers(data) if several else "") + render_findings(data)
+        + render_charts(specs, several) + ("" if several else render_numbers(data)) + render_tables(data)
         + f"</main><footer><p>Rebuild: <code>{e(command)}</code>. Secrets in log text are redacted unless "
         "--no-redact was given. No part of this file loads anything from the network.</p></footer>")
     script_tags = (f"<script type=\"application/json\" id=\"chart-specs\">{spec_json(specs)}</script>"

@@ -52,19 +52,26 @@ def finding(f: dict) -> list[str]:
     return out + [f"**Recommendation:** {prose(f['recommendation'])}", ""]
 
 
+def numbers(data: ReportData) -> list[str]:
+    return ["## Key numbers", "", *table(key_metrics(data)), "<details><summary>All metrics</summary>", "",
+            *table(all_metrics(data)), "</details>", ""]
+
+
 def render_markdown(data: ReportData, command: str) -> str:
-    out = [f"# {prose(data.title)}", "", f"_inputs {data.inputs_digest[:16]}_", ""]
+    """Verdict, (comparing: key numbers), findings, (single run: key numbers), settings, sources."""
+    several = len(data.runs) > 1
+    out = [f"# {prose(data.title)}", "", f"<!-- loganalyze-inputs: {data.inputs_digest} -->", ""]
     for run in data.subjects:
         text = " ".join(f"**{prose(lead)}** {prose(rest)}" for lead, rest in run.verdict())
         out += [(f"**{prose(run.name)}:** " if len(data.subjects) > 1 else "") + text, ""]
+    out += numbers(data) if several else []
     out += ["## Findings, largest impact first", ""]
     for run in data.subjects:
         if len(data.subjects) > 1:
             out += [f"### {prose(run.name)}", ""]
         out += [line for f in run.findings for line in finding(f)] or ["No findings.", ""]
-    out += ["## Key numbers", "", *table(key_metrics(data)), "<details><summary>All metrics</summary>", "",
-            *table(all_metrics(data)), "</details>", "",
-            "## Configuration", "", *table(config_table(data), code_cols=tuple(range(1, len(data.runs) + 1))),
+    out += [] if several else numbers(data)
+    out += ["## Configuration", "", *table(config_table(data), code_cols=tuple(range(1, len(data.runs) + 1))),
             "## Sources", "", *table(sources_table(data), code_cols=(1, 5))]
     for run in data.runs:
         t = unparsed_table(run)

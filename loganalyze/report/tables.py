@@ -164,10 +164,7 @@ def template_expr(text: pl.Expr, redact: bool) -> pl.Expr:
     """A line's shape: secrets removed first (masking digits would leave parts of keys), then
     hex and digits masked, so that lines differing only in numbers count as one."""
     text = redact_expr(text) if redact else text
-    return (text.str.replace_all(r"0x[0-9a-fA-F]+", "0x#")
-            .str.replace_all(r"\b[0-9a-fA-F]{8,}\b", "#")
-            .str.replace_all(r"[0-9]+", "#")
-            .str.slice(0, TEMPLATE_CHARS))
+    return text.str.replace_all(r"0x[0-9a-fA-F]+|\b[0-9a-fA-F]{8,}\b|[0-9]+", "#").str.slice(0, TEMPLATE_CHARS)
 
 
 def unparsed_templates(run: Run, redact: bool, limit: int = UNPARSED_TEMPLATES) -> pl.DataFrame:

@@ -1,0 +1,90 @@
+"""Rebuild the example reports in reports/ from the reference-case fixtures.
+
+    make reports            # or: .venv/bin/python reports/build.py
+
+Each report records a content hash of its inputs (run names, the fixtures' sha256, the
+report builder's version) in `<meta name="loganalyze-inputs">`; tests/test_report.py
+recomputes it with `expected_digest` and fails when a report is stale. Reports carry no
+generation time, and fixtures are ingested with a fixed year (vLLM lines print none, and
+the default would be the file's modification time), so a rebuild is byte-for-byte stable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import loganalyze as la  # noqa: E402
+from loganalyze.report import build_report  # noqa: E402
+from loganalyze.report.model import inputs_digest  # noqa: E402
+from loganalyze.store import Store  # noqa: E402
+
+REFERENCE = "fixtures/reference"
+YEAR = 2026
+
+# Run name -> input files, relative to the repository root (paths appear in the reports).
+RUNS: dict[str, tuple[str, ...]] = {
+    "sglang-eagle3": (f"{REFERENCE}/sglang-eagle3/server.log", f"{REFERENCE}/sglang-eagle3/nccl.log",
+                      f"{REFERENCE}/sglang-eagle3/bench_c128.txt"),
+    "sglang-base": (f"{REFERENCE}/sglang-base/server.log", f"{REFERENCE}/sglang-base/bench_c128.txt"),
+    "vllm-baseline": (f"{REFERENCE}/vllm-baseline/server.log",),
+}
+
+
+@dataclass(frozen=True)
+class Report:
+    file: str
+    runs: tuple[str, ...]
+    baseline: str | None
+    fmt: str
+
+
+REPORTS = (
+    Report("sglang-eagle3.html", ("sglang-eagle3",), "sglang-base", "html"),
+    Report("sglang-eagle3.md", ("sglang-eagle3",), "sglang-base", "md"),
+    Report("reference-comparison.html", ("sglang-eagle3", "sglang-base", "vllm-baseline"), "sglang-base", "html"),
+    Report("reference-comparison.md", ("sglang-eagle3", "sglang-base", "vllm-baseline"), "sglang-base", "md"),
+)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def expected_digest(report: Report) -> str:
+    """The inputs hash a fresh build of `report` records, from the fixture files as they are now."""
+    names = dict.fromkeys((report.baseline,) + report.runs if report.baseline else report.runs)
+    return inputs_digest({run: [sha256_file(ROOT / f) for f in RUNS[run]] for run in names}, report.baseline)
+
+
+def build(out_dir: Path = ROOT / "reports") -> list[Path]:
+    """Ingest the fixtures into a temporary store and write every report; returns the files written."""
+    os.chdir(ROOT)
+    written = []
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "store")
+        for run, files in RUNS.items():
+            la.ingest(list(files), run=run, store=store, year=YEAR)
+        for report in REPORTS:
+            runs = [la.open_run(r, store) for r in report.runs]
+            baseline = la.open_run(report.baseline, store) if report.baseline else None
+            target = out_dir / report.file
+            target.write_text(build_report(runs, baseline, fmt=report.fmt), encoding="utf-8")
+            written.append(target)
+    return written
+
+
+if __name__ == "__main__":
+    for path in build():
+        print(f"{path.relative_to(ROOT)}: {path.stat().st_size:,} bytes")
