@@ -119,7 +119,7 @@ FORMAT = LogFormat(
     ),
     versions=(
         (r"nccl-tests version ", "2.17+"),
-        (r"Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+ .*\[[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\]", "2.14+ (2025+)"),
+        (r"Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+ .*\[[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\]", "Feb 2025+"),
         (r"Rank\s+\d+\s+Group\s+\d+\s+Pid", "2.x"),
         (r"Rank\s+\d+\s+Pid\s+\d+ ", "<=2021"),
     ),

@@ -356,6 +356,9 @@ def test_comm_line_forms(line, want):
     ("[2025-06-01 12:00:00] node1:12:34 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC", {"transport": "P2P/IPC"}),
     ("[0] node1:12:34 [2] NCCL INFO Channel 00/0 : 2[2] -> 3[3] via P2P/IPC", {"gpu": "2", "src_rank": 2}),
     ("[rank4]: node1:12:34 [4] NCCL INFO Channel 00/0 : 4[4] -> 5[5] via P2P/IPC", {"gpu": "4", "src_rank": 4}),
+    ("[1,0]<stdout>:node1:12:34 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC", {"host": "node1", "pid": "12"}),
+    ("(VllmWorkerProcess pid=536) node1:536:536 [1] NCCL INFO Channel 01/0 : 1[1] -> 0[0] via SHM/direct/direct",
+     {"process": "VllmWorkerProcess pid=536", "transport": "SHM", "channel": 1}),
 ])
 def test_link_line_forms(line, want):
     row = parse(nccl_format.FORMAT, frame_of((line,)), CTX).tables["nccl_links"].row(0, named=True)
@@ -486,3 +489,20 @@ def test_fuzzed_lines_never_raise_and_are_all_accounted(lines, primary):
         return
     _, counts = parse_batch(frame_of(lines), parsers.FORMATS[primary], CTX)
     assert sum(counts.values()) == len(lines)
+
+
+def test_flight_recorder_and_heartbeat_notices():
+    lines = (
+        "[rank0]:[I1206 18:44:13.1 ProcessGroupNCCL.cpp:1302] [PG 0 Rank 0] ProcessGroupNCCL dumping nccl trace to "
+        "/tmp/nccl_trace_rank_0",
+        "[PG ID 0 PG GUID 0(default_pg) Rank 0] Received a dump signal due to a collective timeout from this local rank "
+        "and we will try our best to dump the debug info. Last enqueued NCCL work: 811, last completed NCCL work: 807.",
+        "[rank3]:[E1206 18:52:13.1 ProcessGroupNCCL.cpp:1400] [PG ID 0 PG GUID 0(default_pg) Rank 3] ProcessGroupNCCL's "
+        "watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives.",
+    )
+    ev = parse(nccl_format.FORMAT, frame_of(lines), CTX).tables["events"].sort("line_no")
+    assert ev["kind"].to_list() == ["flight_recorder", "flight_recorder", "pg_watchdog_stuck"]
+    dump, signal, stuck = (json.loads(f) for f in ev["fields"])
+    assert dump["path"] == "/tmp/nccl_trace_rank_0"
+    assert (signal["signal_from"], signal["last_enqueued"], signal["last_completed"]) == ("this local rank", 811, 807)
+    assert stuck["stuck_s"] == 480 and ev["rank"].to_list() == ["0", "0", "3"]
