@@ -2,7 +2,8 @@
 
 To add a format: write a module that declares a `FORMAT` (see `parsers/spec.py`) and
 list it in FORMATS. Formats marked `embeddable` (NCCL, say) also claim their lines
-inside any other format's file.
+inside any other format's file. Without code, a format is a TOML or JSON file that
+`parsers/userformat.py` turns into the same objects and adds to FORMATS (docs/formats.md).
 """
 
 from __future__ import annotations

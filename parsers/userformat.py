@@ -413,16 +413,16 @@ class SampleCheck:
                 "problem": self.problem}
 
 
-def sample_frame(sample: str) -> pl.DataFrame:
-    """A sample as ingest hands it to the engine: one row per line, collector wrappers
-    (kubectl, `(EngineCore pid=1)`, ...) removed, so samples are lines as the log has them."""
-    lines = sample.split("\n")
-    frame = pl.DataFrame({"line_no": range(1, len(lines) + 1), "raw": lines}).with_columns(text=pl.col("raw"))
-    return unwrap(frame, date.today().year)
+def sample_frame(lines: list[str]) -> pl.DataFrame:
+    """Lines as ingest hands them to the engine: numbered, collector wrappers (kubectl,
+    `(EngineCore pid=1)`, ...) removed, so that samples are lines as the log has them."""
+    frame = pl.DataFrame({"line_no": range(1, len(lines) + 1), "raw": lines},
+                         schema={"line_no": pl.Int64, "raw": pl.String})
+    return unwrap(frame.with_columns(text=pl.col("raw")), date.today().year)
 
 
 def _fields(kind: LineKind, row: dict) -> dict[str, Any]:
-    """The non-null fields a sample's first output row has, packed ones unpacked."""
+    """The non-null fields of an output row, packed ones unpacked."""
     if kind.handler is not None:
         names = [c for c in row if c not in COMMON and c not in kind.const]
     elif kind.pack:
@@ -432,12 +432,18 @@ def _fields(kind: LineKind, row: dict) -> dict[str, Any]:
     return {c: row[c] for c in sorted(names) if row.get(c) is not None}
 
 
-def _first_row(fmt: LogFormat, sample: str) -> dict | None:
-    """The output row of the sample's first line, whichever table it went to."""
+def _owners(fmt: LogFormat, lines: list[str]) -> dict[int, dict]:
+    """For each claimed line, the output row it belongs to: its own, or for a continuation
+    line the last row that starts above it (the engine gives continuations to the line above)."""
     ctx = Context(source="check", year=date.today().year, base_date=date.today().isoformat())
-    got = parse(fmt, sample_frame(sample), ctx)
-    rows = [df.filter(pl.col("line_no") == 1) for df in got.tables.values()]
-    return next((df.row(0, named=True) for df in rows if df.height), None)
+    got = parse(fmt, sample_frame(lines), ctx)
+    starts = {row["line_no"]: row for df in got.tables.values() for row in df.iter_rows(named=True)}
+    owners, owner = {}, None
+    for line_no in range(1, len(lines) + 1):
+        owner = starts.get(line_no, owner)
+        if line_no in starts or (owner is not None and line_no in got.claimed_lines):
+            owners[line_no] = owner
+    return owners
 
 
 def _as_text(fmt: LogFormat, kind: LineKind) -> LogFormat:
@@ -451,35 +457,52 @@ def _dtype_of(kind: LineKind, column: str) -> pl.DataType:
     return kind.types.get(column) or next((k.dtype for k in kind.keys if k.column == column), pl.String)
 
 
-def check_sample(fmt: LogFormat, kind: LineKind, sample: str) -> SampleCheck:
-    """Parse one sample with the whole format: it must be claimed by `kind`, every field it
-    captures must fit its type, and a kind that extracts fields must yield one."""
-    row = _first_row(fmt, sample)
+def _verdict(kind: LineKind, sample: str, row: dict | None, text_row: dict | None, continues: bool) -> SampleCheck:
     claimed_by = row.get("kind") if row else None
     if row is None:
         return SampleCheck(kind.name, sample, None, {}, "no kind claims it (the needle, match or pattern does not match)")
     if claimed_by != kind.name:
         return SampleCheck(kind.name, sample, claimed_by, {},
                            f"claimed by kind {claimed_by} (listed earlier, or its needle is too broad)")
+    if continues:  # the rest of a block the sample above starts: judged with it
+        return SampleCheck(kind.name, sample, claimed_by, {}, None)
     got = _fields(kind, row)
-    as_text = {} if kind.handler or kind.carry else _fields(kind, _first_row(_as_text(fmt, kind), sample) or {})
-    lost = sorted(set(as_text) - set(got))
+    as_text = _fields(kind, text_row) if text_row else {}
     problem = None
-    if lost:
+    if lost := sorted(set(as_text) - set(got)):
         problem = f"field {lost[0]}: {as_text[lost[0]]!r} is not a valid {type_name(_dtype_of(kind, lost[0]))}"
     elif (groups(kind.pattern) or kind.keys or kind.handler) and not got:
         problem = "claimed, but every field is null"
     return SampleCheck(kind.name, sample, claimed_by, got, problem)
 
 
+def check_kind(fmt: LogFormat, kind: LineKind) -> list[SampleCheck]:
+    """Parse a kind's samples together, as one small log, with the whole format.
+
+    Each sample must be claimed by `kind` (a sample may also continue the one above, as
+    the lines of a banner do), every field it captures must fit its type, and a kind that
+    extracts fields must yield one. A sample may hold several lines joined by newlines.
+    """
+    if not kind.samples:
+        return [SampleCheck(kind.name, "", None, {}, "no samples: add a real line under samples")]
+    lines, first_lines = [], []
+    for sample in kind.samples:
+        first_lines.append(len(lines) + 1)
+        lines += sample.split("\n")
+    typed = _owners(fmt, lines)
+    # Handlers and carried counters need the typed fields: only plain extraction is re-run as text.
+    as_text = {} if kind.handler or kind.carry else _owners(_as_text(fmt, kind), lines)
+    out = []
+    for sample, first in zip(kind.samples, first_lines):
+        row = typed.get(first)
+        continues = row is not None and row["line_no"] != first
+        out.append(_verdict(kind, sample, row, as_text.get(first), continues))
+    return out
+
+
 def check(fmt: LogFormat) -> list[SampleCheck]:
     """Every sample of every kind; a kind with no sample is a problem too (nothing tests it)."""
-    out: list[SampleCheck] = []
-    for kind in fmt.kinds:
-        out += [check_sample(fmt, kind, s) for s in kind.samples]
-        if not kind.samples:
-            out.append(SampleCheck(kind.name, "", None, {}, "no samples: add a real line under samples"))
-    return out
+    return [result for kind in fmt.kinds for result in check_kind(fmt, kind)]
 
 
 # ---- writing a format as data ----
