@@ -27,6 +27,7 @@ import regex
 
 import parsers
 from loganalyze.errors import LoganalyzeError
+from loganalyze.store import TABLE_NAME
 from loganalyze.wrappers import unwrap
 from parsers.config import key_equals_value, repr_dump, typed
 from parsers.engine import Context, parse
@@ -42,7 +43,6 @@ TYPES: dict[str, pl.DataType] = {
     "str": pl.String, "int": pl.Int64, "float": pl.Float64, "bool": pl.Boolean,
     "list[str]": pl.List(pl.String), "list[int]": pl.List(pl.Int64), "list[float]": pl.List(pl.Float64),
 }
-TABLE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 FORMAT_NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
 SUFFIXES = (".toml", ".json")
 ENV = "LOGANALYZE_FORMATS"
@@ -113,7 +113,7 @@ class _Reader:
         self.path = path
 
     def fail(self, where: str, problem: str) -> NoReturn:
-        raise LoganalyzeError(f"{self.path}: {where}: {problem}")
+        raise LoganalyzeError(f"{self.path}: {where or 'top level'}: {problem}")
 
     def table(self, data: object, where: str, allowed: Iterable[str]) -> dict:
         if not isinstance(data, dict):
@@ -124,14 +124,14 @@ class _Reader:
                 self.fail(_at(where, key), f"unknown field (known: {', '.join(allowed)})")
         return data
 
-    def get(self, data: dict, key: str, where: str, types: type, default: Any = _REQUIRED) -> Any:
+    def get(self, data: dict, key: str, where: str, expected: type, default: Any = _REQUIRED) -> Any:
         if key not in data:
             if default is _REQUIRED:
                 self.fail(_at(where, key), "missing")
             return default
         value = data[key]
-        if not isinstance(value, types):
-            self.fail(_at(where, key), f"expected {TYPE_WORDS[types]}, got {_kind_of(value)}")
+        if not isinstance(value, expected):
+            self.fail(_at(where, key), f"expected {TYPE_WORDS[expected]}, got {_kind_of(value)}")
         return value
 
     def text(self, data: dict, key: str, where: str, default: Any = _REQUIRED) -> Any:
@@ -285,8 +285,10 @@ def _kind(r: _Reader, where: str, data: object, keysets: dict, tables: dict) -> 
         fallback=r.flag(d, "fallback", where), handler=_handler(r, d, where), samples=r.texts(d, "samples", where),
         **optional_patterns,
     )
-    if not kind.pattern and not kind.keys and kind.types:
-        r.fail(_at(where, "types"), "types given but no pattern or keys to extract fields with")
+    if not kind.needle:
+        r.fail(_at(where, "needle"), "empty: give the text every line of this kind contains")
+    if kind.types and not kind.pattern:
+        r.fail(_at(where, "types"), "types given but no pattern whose groups they type")
     if kind.handler is None:
         schema = {**SCHEMAS, **tables}[table]
         if missing := sorted(_written_columns(kind) - set(schema)):
@@ -314,8 +316,9 @@ def _format(r: _Reader, data: object) -> UserFormat:
     kinds = tuple(_kind(r, w, k, keysets, tables) for w, k in r.items(d, "kinds", ""))
     if not kinds:
         r.fail("kinds", "missing: a format needs at least one [[kinds]]")
-    if dup := sorted({k.name for k in kinds if [x.name for x in kinds].count(k.name) > 1}):
-        r.fail(f"kinds.{dup[0]}", "two kinds have this name")
+    names = [k.name for k in kinds]
+    if dup := next((n for n in names if names.count(n) > 1), None):
+        r.fail(f"kinds.{dup}", "two kinds have this name")
     fmt = LogFormat(
         name=name, description=r.text(d, "description", "", ""), prefix=prefix, kinds=kinds, detect=detect,
         ts_formats=_timestamps(r, d), versions=_versions(r, d), embeddable=r.flag(d, "embeddable", ""),

@@ -233,6 +233,8 @@ def test_check_command_exit_codes(tmp_path):
      "tables.stats: stats is a built-in table"),
     (('const = { severity = "info" }', 'const = { severity = ["info"] }'),
      "kinds.count.const.severity: expected a string, number or true/false, got a list"),
+    (("pattern = 'count=(?P<n>\\S+)'\n", ""), "kinds.count.types: types given but no pattern"),
+    (('needle = "count="', 'needle = []'), "kinds.count.needle: empty"),
 ])
 def test_a_bad_definition_is_one_line_naming_file_and_field(tmp_path, change, message):
     assert change[0] in GOOD
@@ -241,6 +243,11 @@ def test_a_bad_definition_is_one_line_naming_file_and_field(tmp_path, change, me
         load(path)
     assert str(e.value).startswith(f"{path}: {message}"), str(e.value)
     assert "\n" not in str(e.value)
+
+
+def test_a_definition_that_is_not_a_table(tmp_path):
+    with pytest.raises(LoganalyzeError, match=r"list\.json: top level: expected a table, got a list"):
+        load(write(tmp_path, "[]", "list.json"))
 
 
 def test_unreadable_definitions(tmp_path):
