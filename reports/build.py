@@ -29,13 +29,16 @@ from loganalyze.store import Store  # noqa: E402
 REFERENCE = "fixtures/reference"
 YEAR = 2026
 
+
+
+def fixture_files(run: str) -> tuple[str, ...]:
+    """Every file of a fixture folder (server log, benchmark results, NCCL log), relative to the root."""
+    folder = ROOT / REFERENCE / run
+    return tuple(str(p.relative_to(ROOT)) for p in sorted(folder.rglob("*")) if p.is_file())
+
+
 # Run name -> input files, relative to the repository root (paths appear in the reports).
-RUNS: dict[str, tuple[str, ...]] = {
-    "sglang-eagle3": (f"{REFERENCE}/sglang-eagle3/server.log", f"{REFERENCE}/sglang-eagle3/nccl.log",
-                      f"{REFERENCE}/sglang-eagle3/bench_c128.txt"),
-    "sglang-base": (f"{REFERENCE}/sglang-base/server.log", f"{REFERENCE}/sglang-base/bench_c128.txt"),
-    "vllm-baseline": (f"{REFERENCE}/vllm-baseline/server.log",),
-}
+RUNS: dict[str, tuple[str, ...]] = {run: fixture_files(run) for run in ("sglang-eagle3", "sglang-base", "vllm-baseline")}
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ NEAR_FULL = 0.9
 SERIES_COLOURS = ("#1f5fa8", "#d9730d", "#2e8540", "#8e44ad", "#b22222", "#555555")
 DASHES = ([1, 0], [6, 3], [2, 2], [8, 2, 2, 2], [4, 4], [1, 3])
 EVICTION_COLUMNS = ("retracted", "preempted")
-TIME_AXIS = alt.Axis(format="%H:%M:%S", formatType="utc", labelOverlap=True, labelAngle=0)
+TIME_AXIS = alt.Axis(labelOverlap=True, labelAngle=0)
 
 
 def downsample(frame: pl.DataFrame, x: str, aggs: dict[str, str], n: int = MAX_POINTS) -> pl.DataFrame:
@@ -78,6 +78,17 @@ def _rule(value: float, label: str, colour: str = "#b22222") -> alt.LayerChart:
     return (base.mark_rule(strokeDash=[5, 3], color=colour, strokeWidth=1.5).encode(y="y:Q")
             + base.mark_text(align="left", baseline="bottom", dx=4, dy=-2, color=colour, fontSize=11)
             .encode(y="y:Q", text="label:N", x=alt.value(0)))
+
+
+def _by_run(runs: list[str]) -> dict:
+    """Colour and dash per run, in the order the runs were given."""
+    return {"color": alt.Color("run:N", title=None, scale=alt.Scale(domain=runs, range=SERIES_COLOURS[:len(runs)]),
+                               legend=alt.Legend(orient="top")),
+            "strokeDash": alt.StrokeDash("run:N", scale=alt.Scale(domain=runs, range=DASHES[:len(runs)]), legend=None)}
+
+
+CONCURRENCY_AXIS = alt.X("c:Q", title="client concurrency", scale=alt.Scale(type="log", base=2),
+                         axis=alt.Axis(values=[2 ** i for i in range(11)], format="d"))
 
 
 def running_vs_cap(fam: Family) -> alt.Chart | None:
@@ -165,26 +176,92 @@ def step_time_by_batch(fam: Family) -> alt.Chart | None:
     runs = t["run"].unique(maintain_order=True).to_list()
     return alt.Chart(t.select("run", "running", "step_ms", "intervals")).mark_line(point=True).encode(
         x=alt.X("running:Q", title="running requests (batch size)"),
-        y=alt.Y("step_ms:Q", title="decode step (ms)"),
-        color=alt.Color("run:N", title=None, scale=alt.Scale(domain=runs, range=SERIES_COLOURS[:len(runs)]),
-                        legend=alt.Legend(orient="top")),
-        strokeDash=alt.StrokeDash("run:N", scale=alt.Scale(domain=runs, range=DASHES[:len(runs)]), legend=None),
+        y=alt.Y("step_ms:Q", title="decode step (ms)"), **_by_run(runs),
         tooltip=["run:N", "running:Q", alt.Tooltip("step_ms:Q", format=".1f"), "intervals:Q"])
 
 
 def startup_phases(fam: Family) -> alt.Chart | None:
-    """Startup as a timeline of phases (load, compile, graph capture, KV cache), each bar labelled in seconds."""
+    """Startup as a timeline of phases (load, compile, graph capture, KV cache), each bar labelled in seconds.
+
+    A phase the server timed itself (`Model loading took 430 s`) may be one line: its bar is
+    drawn back from that line by the printed duration."""
     t = fam.frames.get("phases")
     if t is None or t.height == 0 or t["start"].drop_nulls().len() == 0:
         return None
     iso = "%Y-%m-%dT%H:%M:%S%.3fZ"
-    frame = t.select("phase", "seconds", start=pl.col("start").dt.strftime(iso), end=pl.col("end").dt.strftime(iso),
+    printed = pl.col("end") - pl.duration(milliseconds=(pl.col("seconds").fill_null(0) * 1000).cast(pl.Int64))
+    frame = t.select("phase", "seconds", start=pl.min_horizontal("start", printed).dt.strftime(iso),
+                     end=pl.col("end").dt.strftime(iso),
                      label=pl.format("{} s", pl.col("seconds").round(0).cast(pl.Int64)))
     base = alt.Chart(frame).encode(y=alt.Y("phase:N", title=None, sort=None))
     bars = base.mark_bar(color="#1f5fa8").encode(
         x=alt.X("start:T", title="time (log clock)", scale=alt.Scale(type="utc"), axis=TIME_AXIS), x2="end:T",
         tooltip=["phase:N", alt.Tooltip("seconds:Q", format=",.1f")])
     return bars + base.mark_text(align="left", dx=4).encode(x="end:T", text="label:N")
+
+
+def sweep_throughput(fam: Family) -> alt.Chart | None:
+    """Output throughput at each benchmark concurrency, one line per run; the point shape says
+    why throughput stopped growing there (cap reached, KV cache full, ...)."""
+    t = fam.frames.get("levels")
+    if t is None or t["output_throughput"].drop_nulls().len() == 0:
+        return None
+    frame = t.select("run", "c", "output_throughput", cause=pl.col("cause").fill_null("unknown"))
+    runs = frame["run"].unique(maintain_order=True).to_list()
+    line = alt.Chart(frame).mark_line(strokeWidth=1.6).encode(
+        x=CONCURRENCY_AXIS, y=alt.Y("output_throughput:Q", title="output tokens/s"), **_by_run(runs))
+    points = alt.Chart(frame).mark_point(filled=True, size=60).encode(
+        x=CONCURRENCY_AXIS, y="output_throughput:Q", color=_by_run(runs)["color"],
+        shape=alt.Shape("cause:N", title="limit", legend=alt.Legend(orient="bottom")),
+        tooltip=["run:N", "c:Q", alt.Tooltip("output_throughput:Q", format=",.1f"), "cause:N"])
+    return line + points
+
+
+def _latency(fam: Family, metric: str, title: str) -> alt.Chart | None:
+    """Median and p99 of one latency (ms) against concurrency: runs by colour, percentiles by dash."""
+    t = fam.frames.get("levels")
+    columns = {f"{metric}_median": "p50", f"{metric}_p99": "p99"}
+    if t is None or any(c not in t.columns for c in columns) or t[f"{metric}_median"].drop_nulls().len() == 0:
+        return None
+    long = t.select("run", "c", *columns).unpivot(index=["run", "c"], variable_name="percentile", value_name="ms") \
+        .with_columns(pl.col("percentile").replace_strict(columns)).drop_nulls("ms")
+    runs = long["run"].unique(maintain_order=True).to_list()
+    return alt.Chart(long).mark_line(point=True, strokeWidth=1.6).encode(
+        x=CONCURRENCY_AXIS, y=alt.Y("ms:Q", title=f"{title} (ms, log)", scale=alt.Scale(type="log")),
+        color=_by_run(runs)["color"], detail="percentile:N",
+        strokeDash=alt.StrokeDash("percentile:N", title=None, scale=alt.Scale(domain=["p50", "p99"], range=DASHES[:2]),
+                                  legend=alt.Legend(orient="top", symbolType="stroke", symbolStrokeColor="#444",
+                                                     symbolStrokeWidth=2)),
+        tooltip=["run:N", "c:Q", "percentile:N", alt.Tooltip("ms:Q", format=",.1f")])
+
+
+def sweep_ttft(fam: Family) -> alt.Chart | None:
+    return _latency(fam, "ttft", "time to first token")
+
+
+def sweep_tpot(fam: Family) -> alt.Chart | None:
+    return _latency(fam, "tpot", "time per output token")
+
+
+def nccl_transports(fam: Family) -> alt.Chart | None:
+    """Rank-to-rank grid of the largest communicator: which transport each link used, and on how
+    many channels (P2P vs SHM vs NET is what a PCIe box without NVLink pays for)."""
+    links = fam.frames.get("links")
+    if links is None or links.height == 0 or links["src_rank"].drop_nulls().len() == 0:
+        return None
+    sizes = links.group_by("comm_key").agg(ranks=pl.col("comm_nranks").max(), n=pl.len())
+    key, ranks = sizes.sort(["ranks", "n", "comm_key"], descending=[True, True, False], nulls_last=True).row(0)[:2]
+    grid = (links.filter(pl.col("comm_key") == key).drop_nulls(["src_rank", "dst_rank"])
+            .group_by("src_rank", "dst_rank")
+            .agg(transport=pl.col("transport").unique().sort().str.join(" + "), channels=pl.col("channel").n_unique())
+            .sort("src_rank", "dst_rank"))
+    base = alt.Chart(grid).encode(x=alt.X("dst_rank:O", title="to rank"), y=alt.Y("src_rank:O", title="from rank"))
+    rects = base.mark_rect(stroke="white").encode(
+        color=alt.Color("transport:N", title=None, scale=alt.Scale(range=SERIES_COLOURS), legend=alt.Legend(orient="top")),
+        tooltip=["src_rank:O", "dst_rank:O", "transport:N", "channels:Q"])
+    chart = rects + base.mark_text(color="white", fontSize=10).encode(text="channels:Q")
+    return chart.properties(title=alt.TitleParams(f"communicator {key}, {ranks or grid.height} ranks", fontSize=11,
+                                                  fontWeight="normal", anchor="start"))
 
 
 @dataclass(frozen=True)
@@ -208,10 +285,19 @@ PER_RUN = (
     ChartKind("Acceptance by draft position", "speculative", per_position,
               "A rate that collapses after the first position is the signature of a mismatched drafter."),
     ChartKind("Startup timeline", "startup", startup_phases, "Where the time before the server answered went."),
+    ChartKind("NCCL transports", "nccl", nccl_transports,
+              "How each pair of ranks talks: P2P (GPU to GPU over PCIe or NVLink), SHM (through host memory) or NET "
+              "(between nodes); the number in a cell is its channel count."),
 )
 
 # Charts drawn once with every run's frames stacked (a `run` column): lines per run.
 COMPARED = (
+    ChartKind("Throughput vs concurrency", "sweep", sweep_throughput,
+              "Benchmark output throughput at each client concurrency; the marker says what limited each step."),
+    ChartKind("Time to first token vs concurrency", "sweep", sweep_ttft,
+              "Median (solid) and p99 (dashed); a jump means requests wait in a queue before they start."),
+    ChartKind("Time per output token vs concurrency", "sweep", sweep_tpot,
+              "Median (solid) and p99 (dashed) decode time per token as the batch grows."),
     ChartKind("Decode step time by batch size", "steps", step_time_by_batch,
               "Median time of one decode step at each batch size; the gap between runs is the cost of their settings."),
 )

@@ -86,7 +86,7 @@ table { border-collapse: collapse; width: 100%; font-size: .9rem; }
 th, td { border: 1px solid var(--line); padding: .3rem .5rem; text-align: left; vertical-align: top;
          overflow-wrap: anywhere; }
 th { background: var(--bg-soft); }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.differs td { background: var(--diff); font-weight: 600; }
 code, td.code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .85em; }
 .note { color: var(--muted); font-size: .85rem; margin: .25rem 0; }
@@ -153,24 +153,21 @@ def e(value: object) -> str:
     return escape(str(value), quote=True)
 
 
-def render_table(t: Table, numeric_from: int = 1, code_cols: tuple[int, ...] = ()) -> str:
-    """A table; rows that differ between runs are shaded and marked ≠ so print and colour-blind readers see it."""
+def render_table(t: Table, right: tuple[int, ...] = (), code_cols: tuple[int, ...] = ()) -> str:
+    """A table; `right` columns hold numbers (right-aligned), `code_cols` log text or settings.
+    Rows that differ between runs are shaded and marked ≠ so print and colour-blind readers see it."""
     head = "".join(f"<th scope=\"col\">{e(c)}</th>" for c in t.columns)
     body = []
     for row, differs in zip(t.rows, t.differs or [False] * len(t.rows)):
         cells = []
         for i, cell in enumerate(row):
-            cls = "num" if i >= numeric_from and _numeric(cell) else "code" if i in code_cols else ""
+            cls = "num" if i in right else "code" if i in code_cols else ""
             text = ("≠ " if differs and i == 0 else "") + cell
             cells.append(f"<td class=\"{cls}\">{e(text)}</td>" if cls else f"<td>{e(text)}</td>")
         body.append(f"<tr class=\"differs\">{''.join(cells)}</tr>" if differs else f"<tr>{''.join(cells)}</tr>")
     note = f"<p class=\"note\">{e(t.note)}</p>" if t.note else ""
     return (f"<div class=\"table-wrap\"><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
             f"</table></div>{note}")
-
-
-def _numeric(cell: str) -> bool:
-    return bool(cell) and cell.replace(",", "").replace(".", "").replace("%", "").replace("-", "").isdigit()
 
 
 def render_finding(f: dict) -> str:
@@ -251,18 +248,20 @@ def spec_json(specs: list[tuple[str, str, charts.ChartKind]]) -> str:
 
 
 def render_numbers(data: ReportData) -> str:
-    return "".join(["<h2 id=\"numbers\">Key numbers</h2>", render_table(key_metrics(data)),
-                    "<details><summary>All metrics</summary>", render_table(all_metrics(data)), "</details>"])
+    runs = tuple(range(1, len(data.runs) + 1))
+    return "".join(["<h2 id=\"numbers\">Key numbers</h2>", render_table(key_metrics(data), right=runs),
+                    "<details><summary>All metrics</summary>", render_table(all_metrics(data), right=runs),
+                    "</details>"])
 
 
 def render_tables(data: ReportData) -> str:
     runs = tuple(range(1, len(data.runs) + 1))
-    out = ["<h2 id=\"config\">Configuration</h2>", render_table(config_table(data), numeric_from=99, code_cols=runs),
-           "<h2 id=\"sources\">Sources</h2>", render_table(sources_table(data), numeric_from=3, code_cols=(1, 5))]
+    out = ["<h2 id=\"config\">Configuration</h2>", render_table(config_table(data), code_cols=runs),
+           "<h2 id=\"sources\">Sources</h2>", render_table(sources_table(data), right=(3, 4), code_cols=(1, 5))]
     for run in data.runs:
         table = unparsed_table(run)
         if table:
-            out += [f"<h3>{e(table.title)}</h3>", render_table(table, numeric_from=0, code_cols=(1, 2))]
+            out += [f"<h3>{e(table.title)}</h3>", render_table(table, right=(0,), code_cols=(1, 2))]
     return "".join(out)
 
 

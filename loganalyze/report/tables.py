@@ -7,6 +7,7 @@ Rows flagged `differs` are those where the runs disagree: the comparison's point
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -22,9 +23,14 @@ UNPARSED_TEMPLATES = 8
 TEMPLATE_CHARS = 240
 EXTRA_CONFIG_ROWS = 30
 
-# (label, family, summary key, key whose value is shown after it in parentheses)
+# (label, family, summary key, what follows the value: a format string over the same summary)
 KEY_METRICS: tuple[tuple[str, str, str, str | None], ...] = (
-    ("Concurrency cap", "concurrency", "cap", "cap_source"),
+    ("Single-stream throughput (tok/s)", "sweep", "single_stream_tok_s", None),
+    ("Peak throughput (tok/s)", "sweep", "peak_tok_s", "at C={peak_level}"),
+    ("Knee (concurrency)", "sweep", "knee_level", "({plateau_cause})"),
+    ("TTFT p50 at peak (ms)", "sweep", "ttft_p50_ms_at_peak", None),
+    ("TPOT p50 at peak (ms)", "sweep", "tpot_p50_ms_at_peak", None),
+    ("Concurrency cap", "concurrency", "cap", "({cap_source})"),
     ("Running requests, max", "concurrency", "running_max", None),
     ("Queued requests, max", "concurrency", "queue_max", None),
     ("Time at the cap with a queue", "concurrency", "capped_fraction", None),
@@ -40,6 +46,8 @@ KEY_METRICS: tuple[tuple[str, str, str, str | None], ...] = (
     ("Tokens per step per request", "steps", "tokens_per_step", None),
     ("Startup to ready (s)", "startup", "startup_s", None),
     ("Weight loading (s)", "startup", "load_s", None),
+    ("NCCL transports (links)", "nccl", "transports", None),
+    ("NCCL channels", "nccl", "channels_max", None),
 )
 
 # Server settings that decide throughput, SGLang and vLLM names side by side.
@@ -54,6 +62,7 @@ KEY_CONFIG = (
     "speculative_num_draft_tokens", "speculative_config",
 )
 
+FIELD = re.compile(r"\{(\w+)\}")
 PERCENT_SUFFIXES = ("_fraction", "_normalised", "accept_rate_mean", "_share")
 MISSING = "–"
 
@@ -81,6 +90,8 @@ def fmt(key: str, value: Any) -> str:
         return f"{value:,}"
     if isinstance(value, (list, tuple)):
         return ", ".join(fmt(key, v) for v in value)
+    if isinstance(value, dict) and all(not isinstance(v, (dict, list)) for v in value.values()):
+        return ", ".join(f"{k} {fmt(k, v)}" for k, v in value.items())
     if isinstance(value, dict):
         return json.dumps(value, sort_keys=True, default=str)
     return str(value)
@@ -108,8 +119,8 @@ def key_metrics(data: ReportData) -> Table:
         for run in data.runs:
             s = run.families[family].summary if family in run.families else {}
             text = fmt(key, s.get(key))
-            if suffix and s.get(suffix) and s.get(key) is not None:
-                text += f" ({s[suffix]})"
+            if suffix and s.get(key) is not None and all(s.get(k) is not None for k in FIELD.findall(suffix)):
+                text += " " + suffix.format(**s)
             values.append(text)
         if any(v != MISSING for v in values):
             rows.append((label, values))
