@@ -125,7 +125,7 @@ def _rebuild_catalog(store: Store, result: CheckResult) -> dict:
     bad: set[tuple[str, str]] = set()
     for f in sorted(store.root.glob("*/run=*/*.parquet")):
         table, run, sid = f.parent.parent.name, f.parent.name[4:], f.name.split("-")[0]
-        if not (TABLE_NAME.match(table) and RUN_NAME.match(run) and SOURCE_ID.match(sid)):
+        if not (TABLE_NAME.fullmatch(table) and RUN_NAME.fullmatch(run) and SOURCE_ID.fullmatch(sid)):
             continue
         src = runs.setdefault(run, {}).setdefault(sid, {
             "id": sid, "path": f"(recovered source {sid})", "sha256": "", "format": "unknown", "version": None,

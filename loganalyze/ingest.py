@@ -130,7 +130,7 @@ def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged:
     `taken` holds the ids staged earlier in this ingest, so a file given twice counts once.
     """
     sid = src.sha256[:16]
-    if sid in taken or (run and store.has_source(run, sid)):
+    if sid in taken or (run is not None and store.has_source(run, sid)):
         return SourceResult(shown, src.sha256, "", None, 0, 0, skipped=True), None
     yr, base_date, year_source = year_for(src.mtime, year)
     stats = ReadStats()
@@ -189,7 +189,7 @@ def ingest(paths: Iterable[str | Path], run: str | None = None, store: Store | s
     paths = list(paths)
     if not paths:
         raise LoganalyzeError("nothing to ingest: give at least one file")
-    if run:
+    if run is not None:
         check_run_name(run)
     store.cleanup()
     results: list[SourceResult] = []

@@ -31,9 +31,9 @@ import pyarrow.parquet as pq
 from loganalyze.errors import LoganalyzeError
 from parsers.tables import SCHEMAS, conform, empty
 
-RUN_NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
-TABLE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
-SOURCE_ID = re.compile(r"^[0-9a-f]{16}$")
+RUN_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+TABLE_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+SOURCE_ID = re.compile(r"[0-9a-f]{16}")
 CATALOG = "catalog.json"
 REPAIR_HINT = "run `loganalyze check --repair`"
 
@@ -47,7 +47,7 @@ def default_root() -> Path:
 
 
 def check_run_name(name: str) -> str:
-    if not RUN_NAME.match(name) or name in (".", ".."):
+    if not RUN_NAME.fullmatch(name) or name in (".", ".."):
         raise LoganalyzeError(f"bad run name {name!r}: use 1-64 of A-Z a-z 0-9 . _ - (not '.' or '..')")
     return name
 
@@ -104,13 +104,13 @@ def _catalog_problem(cat: object) -> str | None:
     if not isinstance(cat, dict) or not isinstance(cat.get("runs"), dict):
         return "no 'runs' mapping"
     for name, run in cat["runs"].items():
-        if not RUN_NAME.match(name) or name in (".", ".."):
+        if not RUN_NAME.fullmatch(name) or name in (".", ".."):
             return f"bad run name {name!r}"
         if not isinstance(run, dict) or not isinstance(run.get("sources"), list):
             return f"run {name}: no 'sources' list"
         for src in run["sources"]:
-            if not (isinstance(src, dict) and SOURCE_ID.match(str(src.get("id"))) and isinstance(src.get("tables"), dict)
-                    and all(TABLE_NAME.match(t) and isinstance(n, int) for t, n in src["tables"].items())):
+            if not (isinstance(src, dict) and SOURCE_ID.fullmatch(str(src.get("id"))) and isinstance(src.get("tables"), dict)
+                    and all(TABLE_NAME.fullmatch(t) and isinstance(n, int) for t, n in src["tables"].items())):
                 return f"run {name}: malformed source entry"
     return None
 
