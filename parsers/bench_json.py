@@ -63,7 +63,6 @@ TOOLS = (
 )
 MARKS = tuple(f'"{k}"' for _, keys in TOOLS for k in keys) + ('"median_ttft_ms"', '"output_throughput"', '"duration"')
 ARRAYS = {"input_lens": "input_len", "output_lens": "output_len", "errors": "error"}
-RAW_CHARS = 2000
 
 
 def tool_of(obj: dict) -> str | None:
@@ -167,15 +166,20 @@ def _objects(frame: pl.DataFrame) -> list[tuple[int, list[int], object]]:
     return out
 
 
+def scalars(obj: dict) -> str:
+    """The object's scalar fields as JSON: the `raw` that findings quote. Per-request arrays
+    and sglang's `server_info` are left out; they can be megabytes."""
+    return json.dumps({k: v for k, v in obj.items() if not isinstance(v, (list, dict))})
+
+
 def read(frame: pl.DataFrame, ctx: Context) -> Parsed:
     results, requests, claimed = [], [], []
-    text = dict(zip(frame["line_no"], frame["text"]))
     for line_no, lines, obj in _objects(frame):
         tool = tool_of(obj) if isinstance(obj, dict) else None
         if tool is None:
             continue
         row = result_row(obj, tool)
-        results.append({**row, "line_no": line_no, "kind": "result_file", "raw": text[line_no][:RAW_CHARS]})
+        results.append({**row, "line_no": line_no, "kind": "result_file", "raw": scalars(obj)})
         per_request = request_rows(obj, tool, line_no)
         if per_request is not None:
             requests.append(per_request)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from loganalyze import metrics
-from loganalyze.diagnosis import (client_limited, concurrency_cap, drain, kv_pressure, low_acceptance, oom, slow_startup,
-                                  spec_break_even)
+from loganalyze.diagnosis import (bench_failures, client_limited, concurrency_cap, drain, kv_pressure, low_acceptance, oom,
+                                  slow_startup, spec_break_even, spec_net_negative)
 from loganalyze.diagnosis.base import SEVERITIES, Context, Finding
 from loganalyze.run import Run
 
 CHECKS = (
     concurrency_cap.check, low_acceptance.check, kv_pressure.check, oom.check, spec_break_even.check,
-    slow_startup.check, client_limited.check, drain.check,
+    slow_startup.check, client_limited.check, drain.check, spec_net_negative.check, bench_failures.check,
 )
 
 

@@ -49,19 +49,32 @@ def check(ctx: Context) -> list[Finding]:
                if s["token_usage_max"] is not None and s["token_usage_max"] < 0.9 else
                f"Running requests sit at the server cap of {s['cap']}{origin} in {capped:.0%} of decode "
                f"intervals while up to {s['queue_max']} requests wait.")
+    sweep_text, sweep_metrics = _sweep(ctx)
     return [Finding(
         id="concurrency-cap",
         severity="critical" if capped >= CRITICAL_CAPPED or (s["queue_max"] or 0) >= s["cap"] else "warning",
         title=f"Concurrency capped at {s['cap']}" + (" by the speculative-decoding reset" if reset else ""),
-        verdict=verdict,
+        verdict=verdict + sweep_text,
         impact=float(wait_share),
         impact_text=f"{wait_share:.0%} of offered requests wait in the queue while the server is at the cap",
         recommendation=_recommendation(s["cap"], reset, engine_flag),
         confidence="high" if s["cap_source"] not in ("inferred",) else "medium",
         evidence=evidence,
         metrics={k: s[k] for k in ("cap", "cap_source", "speculative_reset", "capped_fraction", "queue_max",
-                                   "queue_mean_at_cap", "token_usage_max", "running_max")},
+                                   "queue_mean_at_cap", "token_usage_max", "running_max")} | sweep_metrics,
     )]
+
+
+def _sweep(ctx: Context) -> tuple[str, dict]:
+    """The benchmark sweep's side: where throughput plateaus and the concurrency that first hits the cap."""
+    sweep = ctx.metrics.get("sweep")
+    hit = sweep.frames["levels"].filter(pl.col("cause") == "cap reached") if sweep else None
+    if hit is None or hit.height == 0:
+        return "", {}
+    s, first = sweep.summary, int(hit["c"][0])
+    plateau = f"plateaus at {s['peak_tok_s']:,.0f} output tok/s from C={s['knee_level']} and " if s["knee_level"] else ""
+    return (f" The benchmark sweep {plateau}first hits the cap at C={first}.",
+            {"cap_hit_at_c": first, "plateau_from_c": s["knee_level"], "plateau_tok_s": s["peak_tok_s"]})
 
 
 def _spec_48(ctx: Context, cap: int) -> bool:

@@ -1,0 +1,151 @@
+"""Benchmark results that cannot be taken at face value: one module, four findings.
+
+* bench-failed-requests: requests that failed (vLLM's `Failed requests`; for sglang, which
+  prints no count, prompts sent - `Successful requests`). Throughput and latency then
+  describe only the survivors (sample sglang/09: 1648 of 3000 succeeded).
+* bench-low-concurrency: the concurrency the client achieved (mean requests in flight) far
+  below what was requested: the sweep step measured a lighter load than its label says
+  (too few prompts to reach steady state, a request rate that throttles, a slow client).
+* bench-retokenized-mismatch: sglang re-tokenizes the streamed text; far fewer tokens than
+  the server counted means the output does not round-trip (garbage after ignore_eos, special
+  tokens, a tokenizer mismatch), so tokens/s may count tokens no user would see (sample
+  sglang/11: 231736 retokenized of 512000).
+* bench-overload: every prompt sent at once, or a request rate well above what the server
+  completes: TTFT is time in the queue and throughput the saturated capacity (samples
+  vllm/32: 1000 prompts at rate inf, TTFT 9.6 s against TPOT 78 ms; vllm/34: 65 requests/s
+  offered, 4.17 served).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.bench_evidence import bench_evidence
+
+FAILED_WARNING = 0.01
+FAILED_CRITICAL = 0.10
+LOW_ACHIEVED = 0.7  # achieved / requested concurrency
+RETOKENIZED_GAP = 0.05  # 1 - retokenized / generated
+OVERLOAD = 1.5  # offered request rate / completed request rate
+MIN_BURST = 100  # prompts sent at once before a burst is more queue than service
+
+
+def _prompts_line(ctx: Context, row: dict) -> list:
+    """The client args line above a printed result that says how many prompts were sent."""
+    args = ctx.config_rows("bench.num_prompts").filter(
+        (pl.col("source") == row["source"]) & (pl.col("line_no") < row["line_no"]))
+    return ctx.evidence(args.tail(1)) if row.get("block") else []
+
+
+def _failed(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
+    sent = pl.col("completed") + pl.col("failed")
+    bad = rows.with_columns(share=pl.col("failed") / sent).filter(pl.col("share") >= FAILED_WARNING)
+    if bad.height == 0:
+        return []
+    worst = bad.sort("share", descending=True).row(0, named=True)
+    total, failed = int(bad["completed"].sum() + bad["failed"].sum()), int(bad["failed"].sum())
+    at = f" at C={worst['c']}" if worst["c"] is not None else ""
+    return [Finding(
+        id="bench-failed-requests",
+        severity="critical" if worst["share"] >= FAILED_CRITICAL else "warning",
+        title=f"{failed:,} benchmark requests failed",
+        verdict=(f"{failed:,} of {total:,} requests failed in {bad.height} benchmark result(s) (worst {worst['share']:.0%}"
+                 f"{at}): throughput and latencies describe only the requests that succeeded, and a server that "
+                 "drops load looks faster than it is."),
+        impact=float(worst["share"]),
+        impact_text=f"{worst['share']:.0%} of the requests of one result failed",
+        recommendation=("Find the client-side errors (timeouts, connection resets, context-length rejections) in the "
+                        "client output or the server log; lower the request rate or concurrency, or raise the "
+                        "client timeout, and rerun before comparing numbers."),
+        evidence=_prompts_line(ctx, worst) + bench_evidence(ctx.run, worst, "completed", "failed"),
+        metrics={"failed": failed, "requests": total, "worst_share": round(float(worst["share"]), 3)},
+    )]
+
+
+def _low_concurrency(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
+    low = rows.with_columns(ratio=pl.col("achieved") / pl.col("c")).filter(pl.col("ratio") < LOW_ACHIEVED)
+    if low.height == 0:
+        return []
+    worst = low.sort("ratio").row(0, named=True)
+    prompts = f" with {worst['num_prompts']} prompts" if worst["num_prompts"] else ""
+    return [Finding(
+        id="bench-low-concurrency",
+        severity="warning",
+        title=f"Achieved concurrency {worst['achieved']:.0f} of {worst['c']} requested",
+        verdict=(f"At C={worst['c']}{prompts} the client kept only {worst['achieved']:.1f} requests in flight on "
+                 f"average ({worst['ratio']:.0%}); {low.height} result(s) fall below {LOW_ACHIEVED:.0%}. The step "
+                 "measured a lighter load than its label: its throughput is not the server's at that concurrency."),
+        impact=float(1 - worst["ratio"]),
+        impact_text=f"{1 - worst['ratio']:.0%} of the requested concurrency never reached the server",
+        recommendation=("Send at least 4-8x as many prompts as the concurrency so the run reaches a steady state, "
+                        "set --request-rate inf (or high enough) so arrivals do not throttle, and check the client "
+                        "machine is not the bottleneck."),
+        confidence="medium",
+        evidence=bench_evidence(ctx.run, worst, "max_concurrency", "concurrency", "peak_concurrency"),
+        metrics={"c": worst["c"], "achieved": round(float(worst["achieved"]), 2), "results": low.height},
+    )]
+
+
+def _retokenized(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
+    gap = rows.with_columns(gap=1 - pl.col("output_tokens_retokenized") / pl.col("output_tokens")).filter(
+        pl.col("gap").abs() >= RETOKENIZED_GAP)
+    if gap.height == 0:
+        return []
+    worst = gap.sort(pl.col("gap").abs(), descending=True).row(0, named=True)
+    return [Finding(
+        id="bench-retokenized-mismatch",
+        severity="warning",
+        title=f"Retokenized output {worst['gap']:.0%} off the generated token count",
+        verdict=(f"The client re-tokenized {worst['output_tokens_retokenized']:,} tokens from the streamed text "
+                 f"where the server generated {worst['output_tokens']:,}: the output does not round-trip through "
+                 "the tokenizer (text after EOS under ignore_eos, special tokens, a tokenizer that differs from the "
+                 "server's). Output throughput counts tokens a user may never see."),
+        impact=0.0,
+        impact_text="throughput may be overstated; check the outputs before trusting it",
+        recommendation=("Inspect generated texts (--output-details): drop --ignore-eos or use a dataset whose outputs "
+                        "end naturally, and make the client use the server's tokenizer."),
+        confidence="medium",
+        evidence=bench_evidence(ctx.run, worst, "output_tokens", "output_tokens_retokenized"),
+        metrics={"generated": worst["output_tokens"], "retokenized": worst["output_tokens_retokenized"]},
+    )]
+
+
+def _overload(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
+    rate = pl.col("request_rate").fill_null(float("inf"))  # not printed: the clients' default, inf
+    burst = rate.is_infinite() & (pl.col("completed") >= MIN_BURST)
+    too_fast = rate.is_finite() & (rate > OVERLOAD * pl.col("request_throughput"))
+    # With --max-concurrency the client holds requests back itself: the server is not flooded.
+    over = rows.filter(pl.col("max_concurrency").is_null() & (burst | too_fast))
+    if over.height == 0:
+        return []
+    worst = over.sort("ttft_mean", descending=True, nulls_last=True).row(0, named=True)
+    offered = ("every prompt at once (rate inf, no --max-concurrency)" if worst["request_rate"] in (None, float("inf")) else
+               f"{worst['request_rate']:g} requests/s")
+    ttft = f"; mean TTFT {worst['ttft_mean'] / 1000:.1f} s is mostly time in the queue" if worst["ttft_mean"] else ""
+    return [Finding(
+        id="bench-overload",
+        severity="warning",
+        title="Benchmark offered more load than the server serves",
+        verdict=(f"The client offered {offered} while the server completed {worst['request_throughput']:g} "
+                 f"requests/s{ttft}. Throughput is the server's saturated capacity and latencies measure queueing, "
+                 "not the speed of one request."),
+        impact=0.0,
+        impact_text="latency figures describe the queue, not the server's speed",
+        recommendation=("Sweep --max-concurrency (1, 2, 4 ... 128) or request rates below the measured throughput to "
+                        "see latency at a load the server sustains; a server-side cap (max_num_seqs, "
+                        "max_running_requests) shows in its log as requests waiting."),
+        confidence="medium",
+        evidence=bench_evidence(ctx.run, worst, "request_rate", "request_throughput", "ttft_mean", "peak_concurrency"),
+        metrics={"request_rate": worst["request_rate"], "request_throughput": worst["request_throughput"],
+                 "ttft_mean_ms": worst["ttft_mean"]},
+    )]
+
+
+def check(ctx: Context) -> list[Finding]:
+    sweep = ctx.metrics.get("sweep")
+    if not sweep:
+        return []
+    results = sweep.frames["results"]  # one result per level, plus results that name no level
+    rows = pl.concat([sweep.frames["levels"], results.filter(pl.col("c").is_null())], how="diagonal_relaxed")
+    return _failed(ctx, rows) + _low_concurrency(ctx, rows) + _retokenized(ctx, rows) + _overload(ctx, rows)
