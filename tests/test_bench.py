@@ -1,0 +1,258 @@
+"""Benchmark outputs: printed results and results files parse by label with their real values,
+sweeps give single-stream, peak and knee, and the reference case's comparison comes out."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+import loganalyze as la
+from conftest import FIXTURES, sample
+from loganalyze.cli import main
+from loganalyze.compare import compare
+from loganalyze.diagnosis import diagnose
+
+REF = FIXTURES / "reference"
+BENCH_SAMPLES = [("sglang", "09_"), ("sglang", "11_"), ("sglang", "25_"), ("vllm", "32_"), ("vllm", "34_")]
+
+
+def bench(run) -> list[dict]:
+    return run.table("bench").sort("source", "line_no").collect().to_dicts()
+
+
+def ids(run, baseline=None) -> list[str]:
+    return [f.id for f in diagnose(run, baseline)]
+
+
+@pytest.mark.parametrize("engine,prefix", BENCH_SAMPLES, ids=lambda x: x)
+def test_every_bench_sample_is_accounted(engine, prefix, ingest_one):
+    result, _ = ingest_one(sample(engine, prefix))
+    src = result.sources[0]
+    assert sum(src.lines_by_table.values()) + src.blank == src.lines
+
+
+def test_09_sglang_040_block_with_typo_and_failed_requests(ingest_one):
+    _, run = ingest_one(sample("sglang", "09_"))
+    (row,) = bench(run)
+    assert (row["tool"], row["line_no"], row["backend"]) == ("sglang.bench_serving", 2, "sglang")
+    assert math.isinf(row["request_rate"]) and row["max_concurrency"] is None  # `Max reqeuest concurrency: not set`
+    assert (row["completed"], row["input_tokens"], row["output_tokens"], row["output_tokens_retokenized"]) == (
+        1648, 369103, 326408, 326356)
+    assert (row["duration_s"], row["output_throughput"], row["total_throughput"]) == (170.41, 1915.40, 4081.34)
+    assert (row["e2e_mean"], row["e2e_median"], row["ttft_mean"]) == (80126.93, 81160.44, 44294.80)
+    assert row["partial"] is True  # the paste stops before the footer
+    assert run.config()["bench.num_prompts"] == "3000"
+    assert run.metrics()["sweep"].summary["failed"] == 1352
+    found = {f.id: f for f in diagnose(run)}
+    failed = found["bench-failed-requests"]
+    assert failed.severity == "critical" and failed.metrics["failed"] == 1352
+    assert [e.line for e in failed.evidence] == [1, 6] and "1648" in failed.evidence[1].text
+    assert "bench-overload" in found and "44.3 s" in found["bench-overload"].verdict
+
+
+def test_11_sglang_054_accept_length_low_concurrency_retokenized(ingest_one):
+    _, run = ingest_one(sample("sglang", "11_"))
+    (row,) = bench(run)
+    assert (row["max_concurrency"], row["request_rate"], row["completed"]) == (256, 256.0, 256)
+    assert (row["accept_length"], row["concurrency"]) == (5.86, 142.34)
+    assert (row["output_tokens"], row["output_tokens_retokenized"]) == (512000, 231736)
+    assert {"key": "Total input vision tokens", "value": "0"} in row["extra"]
+    found = ids(run)
+    assert "bench-low-concurrency" in found and "bench-retokenized-mismatch" in found
+    assert "bench-overload" not in found  # --max-concurrency holds requests back on the client
+
+
+def test_25_bench_one_batch_command_line_is_client_config(ingest_one):
+    _, run = ingest_one(sample("sglang", "25_"))
+    cfg = run.config()
+    assert (cfg["bench.tool"], cfg["bench.tp"], cfg["bench.enable_dp_attention"]) == (
+        "sglang.bench_one_batch", "2", "True")
+    assert "tp" not in cfg  # client args never shadow the server's
+
+
+def test_32_vllm_09_old_labels(ingest_one):
+    _, run = ingest_one(sample("vllm", "32_"))
+    (row,) = bench(run)
+    assert (row["tool"], row["completed"], row["failed"]) == ("vllm.bench_serve", 1000, None)
+    assert row["total_throughput"] == 14029.44  # `Total Token throughput` (capital T, <= 0.12)
+    assert (row["ttft_mean"], row["ttft_median"], row["ttft_p99"]) == (9626.13, 9459.70, 12666.73)
+    assert (row["tpot_mean"], row["itl_median"], row["itl_p99"]) == (77.86, 25.44, 214.35)
+    assert run.config()["bench.model"] == "meta-llama/Llama-3.1-8B-Instruct"
+    assert "bench-overload" in ids(run)
+
+
+def test_34_vllm_011_peak_rows_and_cut_block(ingest_one):
+    result, run = ingest_one(sample("vllm", "34_"))
+    (row,) = bench(run)
+    assert (row["line_no"], row["completed"], row["failed"], row["request_rate"]) == (16, 325, 0, 65.0)
+    assert (row["peak_output_throughput"], row["peak_concurrency"]) == (8169.00, 325.00)
+    assert (row["request_throughput"], row["output_throughput"]) == (4.17, 4274.51)
+    unparsed = run.table("unparsed").collect()["line_no"].to_list()
+    assert unparsed[:11] == list(range(1, 12))  # rows whose banner was cut off
+    overload = {f.id: f for f in diagnose(run)}["bench-overload"]
+    assert "65 requests/s" in overload.verdict and overload.evidence[0].line == 19
+
+
+CONSOLE = """\
+$ vllm bench serve --model Qwen/Qwen3-8B --num-prompts 200 --max-concurrency 64
+Namespace(subparser='bench', model='Qwen/Qwen3-8B', num_prompts=200, max_concurrency=64, request_rate=inf)
+Traffic request rate: inf
+Maximum request concurrency: 64
+============ Serving Benchmark Result ============
+Successful requests:                     198       
+Failed requests:                         2         
+Benchmark duration (s):                  20.41     
+Request goodput (req/s):                 8.50      
+Output token throughput (tok/s):         1241.74   
+Total token throughput (tok/s):          11276.19  
+---------------Time to First Token----------------
+Mean TTFT (ms):                          512.30    
+P90 TTFT (ms):                           900.00    
+---------------Inter-token Latency----------------
+P99.9 ITL (ms):                          300.00    
+---------------Speculative Decoding---------------
+Acceptance rate (%):                     45.20     
+Acceptance length:                       2.36      
+Drafts:                                  10000     
+Per-position acceptance (%):
+  Position 0:                            70.10     
+  Position 1:                            42.00     
+==================================================
+Avg latency: 1.5234 seconds
+50% percentile latency: 1.50 seconds
+99% percentile latency: 1.70 seconds
+Throughput: 12.34 requests/s, 5678.90 total tokens/s, 2345.67 output tokens/s
+Total num prompt tokens:  102400
+Total num output tokens:  25600
+Prefill. latency: 0.20000 s, throughput:  81920.00 token/s
+Decode 0. Batch size: 16, latency: 0.01200 s, throughput:   1333.33 token/s
+Decode.  median latency: 0.01210 s, median throughput:   1322.31 token/s
+Total. latency:  1.750 s, throughput:  10532.57 token/s
+"""
+
+
+def test_console_results_of_every_client(tmp_path, ingest_one):
+    path = tmp_path / "console.log"
+    path.write_text(CONSOLE)
+    result, run = ingest_one(path)
+    assert result.sources[0].format == "bench" and result.sources[0].unparsed == 0
+    serve, latency, throughput, one_batch = bench(run)
+    assert (serve["completed"], serve["failed"], serve["goodput"], serve["ttft_p90"]) == (198, 2, 8.5, 900.0)
+    assert (serve["accept_rate"], serve["accept_length"], serve["drafts"]) == (pytest.approx(0.452), 2.36, 10000)
+    assert serve["per_position"] == pytest.approx([0.701, 0.42])
+    assert {"key": "P99.9 ITL (ms)", "value": "300.00"} in serve["extra"] and serve["partial"] is False
+    assert (latency["tool"], latency["e2e_mean"], latency["e2e_median"], latency["e2e_p99"]) == (
+        "vllm.bench_latency", pytest.approx(1523.4), pytest.approx(1500.0), pytest.approx(1700.0))
+    assert (throughput["request_throughput"], throughput["output_throughput"], throughput["input_tokens"]) == (
+        12.34, 2345.67, 102400)
+    assert (one_batch["tool"], one_batch["batch_size"], one_batch["max_concurrency"]) == ("sglang.bench_one_batch", 16, 16)
+    assert (one_batch["ttft_mean"], one_batch["tpot_median"]) == (pytest.approx(200.0), pytest.approx(12.1))
+    cfg = run.config()
+    assert (cfg["bench.max_concurrency"], cfg["bench.request_rate"], cfg["bench.num_prompts"]) == ("64", "inf", "200")
+
+
+def test_vllm_save_result_with_per_request_arrays(tmp_path, ingest_one):
+    result = {"date": "20260102-030405", "backend": "vllm", "model_id": "m", "num_prompts": 3, "request_rate": "inf",
+              "max_concurrency": 2, "duration": 10.0, "completed": 2, "failed": 1, "total_input_tokens": 30,
+              "total_output_tokens": 20, "request_throughput": 0.2, "output_throughput": 2.0, "p99_e2el_ms": 900.0,
+              "spec_decode_acceptance_rate": 40.0, "spec_decode_acceptance_length": 2.2,
+              "spec_decode_per_position_acceptance_rates": [0.6, 0.4],
+              "input_lens": [10, 10, 10], "output_lens": [10, 10, 0], "ttfts": [0.1, 0.2, 0.0],
+              "itls": [[0.01, 0.02], [0.03], []], "errors": ["", "", "timeout"]}
+    path = tmp_path / "vllm-infqps-concurrency2.json"
+    path.write_text(json.dumps(result, indent=2))  # pretty-printed: one object over many lines
+    src, run = ingest_one(path)
+    assert src.sources[0].format == "bench-json" and src.sources[0].unparsed == 0
+    (row,) = bench(run)
+    assert (row["line_no"], str(row["ts"]), row["failed"], row["e2e_p99"]) == (1, "2026-01-02 03:04:05", 1, 900.0)
+    assert (row["accept_rate"], row["accept_length"], row["per_position"]) == (0.4, 2.2, [0.6, 0.4])
+    reqs = run.table("bench_requests").sort("request").collect()
+    assert reqs["ttft_ms"].to_list() == pytest.approx([100.0, 200.0, 0.0])
+    assert reqs["itl_ms"].to_list()[0] == pytest.approx([10.0, 20.0])
+    assert reqs["error"].to_list() == ["", "", "timeout"] and set(reqs["line_no"]) == {1}
+
+
+def test_sglang_jsonl_old_and_new_key_names(tmp_path, ingest_one):
+    old = {"backend": "sglang", "dataset_name": "sharegpt", "request_rate": 8.0, "total_input": 100,
+           "total_output": 50, "total_output_retokenized": 50, "median_ttft": 12.5, "output_token_throughput": 5.0,
+           "benchmark_duration": 10.0}
+    new = {"backend": "sglang-oai", "dataset_name": "random", "request_rate": float("inf"), "max_concurrency": 4,
+           "completed": 8, "duration": 4.0, "total_output_tokens": 80, "total_output_tokens_retokenized": 80,
+           "output_throughput": 20.0, "median_ttft_ms": 30.0, "accept_length": None,
+           "server_info": {"model_path": "m", "version": "0.5.6", "internal_states": [{"max_num_reqs": 48}]}}
+    path = tmp_path / "sglang_0102_8.jsonl"
+    path.write_text(json.dumps(old) + "\n" + json.dumps(new) + "\nnot json\n")
+    result, run = ingest_one(path)
+    assert result.sources[0].lines_by_table == {"bench": 2, "unparsed": 1}
+    first, second = bench(run)
+    assert (first["input_tokens"], first["ttft_median"], first["output_throughput"], first["duration_s"]) == (
+        100, 12.5, 5.0, 10.0)
+    assert (second["model"], second["server_version"], second["server_cap"], second["line_no"]) == ("m", "0.5.6", 48, 2)
+    assert "server_info" not in json.loads(second["raw"])
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    if not REF.exists():
+        pytest.skip("reference fixtures not generated")
+    store = tmp_path_factory.mktemp("bench") / "store"
+    for name in ("vllm-baseline", "sglang-base", "sglang-eagle3"):
+        files = sorted((REF / name).glob("bench*")) + [REF / name / "server.log"]
+        paths = [f for p in files for f in (sorted(p.glob("*.json")) if p.is_dir() else [p])]
+        la.ingest(paths, run=name, store=store)
+    return store
+
+
+def test_reference_sweeps(reference):
+    eagle = la.open_run("sglang-eagle3", reference).metrics()["sweep"]
+    assert eagle.summary["levels"] == [1, 2, 4, 8, 16, 32, 64, 128]
+    assert (eagle.summary["knee_level"], eagle.summary["plateau_cause"]) == (64, "cap reached")
+    assert eagle.summary["server_join"] == "order of levels"
+    steps = {r["c"]: r for r in eagle.frames["levels"].to_dicts()}
+    assert (steps[128]["running_median"], steps[128]["queued_max"]) == (48, 80)
+    assert (steps[16]["running_median"], steps[16]["queued_max"], steps[16]["cause"]) == (16, 0, "compute-bound")
+    vllm = la.open_run("vllm-baseline", reference).metrics()["sweep"]
+    assert vllm.summary["server_join"] == "time window"
+    assert vllm.notes["single_stream_tok_s"] == "output tok/s at C=1"
+
+
+def test_reference_compare_table(reference):
+    runs = [la.open_run(n, reference) for n in ("vllm-baseline", "sglang-base", "sglang-eagle3")]
+    table = {r["run"]: r for r in compare(runs).to_dicts()}
+    expected = {"vllm-baseline": (82.5, 1536.0), "sglang-base": (63.6, 2370.0), "sglang-eagle3": (62.9, 849.0)}
+    for name, (single, peak) in expected.items():
+        row = table[name]
+        assert (row["single_stream_tok_s"], row["peak_tok_s"], row["peak_c"]) == (single, peak, 128)
+    eagle = table["sglang-eagle3"]
+    assert (eagle["engine"], eagle["version"], eagle["cap"]) == ("sglang", "0.5.6", 48)
+    assert eagle["speculative"] == "EAGLE3 (steps 3, topk 1, draft 4)"
+    assert 1.65 <= eagle["accept_length"] <= 1.82 and eagle["max_accept_length"] == 4
+    assert 0.40 <= eagle["accept_rate_low"] <= eagle["accept_rate_high"] <= 0.48
+    assert eagle["peak_delta"] == pytest.approx(849 / 1536 - 1)
+    assert table["sglang-base"]["cap"] == 2048 and table["vllm-baseline"]["version"] == "0.16.0"
+    code = CliRunner().invoke(main, ["compare", "vllm-baseline", "sglang-base", "sglang-eagle3", "--store",
+                                     str(reference)])
+    assert code.exit_code == 0, code.output
+    assert "1,536 (C=128)" in code.output and "849 (C=128)" in code.output and "62.9" in code.output
+    csv = CliRunner().invoke(main, ["compare", "sglang-base", "sglang-eagle3", "--store", str(reference),
+                                    "--format", "csv"]).output
+    assert pl.read_csv(csv.encode())["peak_tok_s"].to_list() == [2370.0, 849.0]
+
+
+def test_reference_speculation_net_negative_against_base(reference):
+    eagle, base = (la.open_run(n, reference) for n in ("sglang-eagle3", "sglang-base"))
+    found = diagnose(eagle, base)
+    order = [f.id for f in found]
+    assert order.index("concurrency-cap") < order.index("spec-net-negative")  # the cause before its effect
+    net = found[order.index("spec-net-negative")]
+    assert net.severity == "critical" and 128 in net.metrics["hurts"] and net.metrics["helps"] == []
+    assert net.metrics["lost_tok_s"] == pytest.approx(2370 - 849, abs=1)
+    assert "cap of 48" in net.verdict and "C=128" in net.verdict
+    assert {e.path.split("/")[-2] for e in net.evidence} == {"sglang-eagle3", "sglang-base"}
+    cap = found[order.index("concurrency-cap")]
+    assert cap.metrics["cap_hit_at_c"] == 64 and "plateaus at 849" in cap.verdict
+    assert not [i for i in ids(base) if i.startswith("bench-")]
