@@ -1,6 +1,8 @@
-"""Benchmark results files: sglang `--output-file` JSONL, vLLM `--save-result` JSON, and the
+"""Benchmark results files: sglang `--output-file` JSONL, vLLM `--save-result` JSON, the
 JSON of sglang bench_one_batch, `vllm bench latency` and `vllm bench throughput`
-(shared/formats/sglang.md 8.2-8.3, vllm.md 7.2-7.4).
+(shared/formats/sglang.md 8.2-8.3, vllm.md 7.2-7.4), and AIPerf's aggregate
+`profile_export_aiperf.json` (AIPerf's inter-token latency is (latency - TTFT) / (tokens - 1),
+the TPOT of the other clients).
 
 One JSON object is one result, one `bench` row whose line_no is the object's first line;
 per-request arrays, where the client saved them, become `bench_requests` rows. Keys are
@@ -54,6 +56,7 @@ METRIC = {"e2el": "e2e", "e2e_latency": "e2e"}
 
 # The keys that tell which client wrote an object; the first tool whose mark is present wins.
 TOOLS = (
+    ("aiperf", ("input_config", "error_summary")),
     ("sglang.bench_one_batch", ("prefill_latency", "last_gen_throughput")),
     ("vllm.bench_latency", ("avg_latency",)),
     ("vllm.bench_throughput", ("requests_per_second",)),
@@ -61,7 +64,8 @@ TOOLS = (
                               "sharegpt_output_len", "accept_length")),
     ("vllm.bench_serve", ("completed",)),
 )
-MARKS = tuple(f'"{k}"' for _, keys in TOOLS for k in keys) + ('"median_ttft_ms"', '"output_throughput"', '"duration"')
+MARKS = tuple(f'"{k}"' for _, keys in TOOLS for k in keys) + ('"median_ttft_ms"', '"output_throughput"', '"duration"',
+                                                             '"time_to_first_token"', '"request_throughput"')
 ARRAYS = {"input_lens": "input_len", "output_lens": "output_len", "errors": "error"}
 
 
@@ -88,8 +92,39 @@ def _server_info(info: dict) -> dict:
     return {"model": info.get("model_path"), "server_version": info.get("version"), "server_cap": cap}
 
 
+# AIPerf's profile_export_aiperf.json: each metric is {"unit": ..., "avg": ..., "p50": ...}.
+AIPERF_DISTRIBUTIONS = {"time_to_first_token": "ttft", "inter_token_latency": "tpot", "request_latency": "e2e"}
+AIPERF_STATS = {"avg": "mean", "p50": "median", "p90": "p90", "p95": "p95", "p99": "p99", "std": "std", "max": "max"}
+AIPERF_TOTALS = {"request_throughput": "request_throughput", "output_token_throughput": "output_throughput",
+                 "total_token_throughput": "total_throughput", "benchmark_duration": "duration_s",
+                 "request_count": "completed", "error_request_count": "failed", "total_isl": "input_tokens",
+                 "total_osl": "output_tokens"}
+TO_MS = {"ms": 1.0, "s": 1000.0, "sec": 1000.0, "ns": 1e-6, "us": 1e-3}
+
+
+def aiperf_row(obj: dict) -> dict:
+    """AIPerf's aggregate export: distributions in their unit (ms by default), totals as `avg`."""
+    row: dict = {"tool": "aiperf"}
+    for key, metric in AIPERF_DISTRIBUTIONS.items():
+        stats = obj.get(key) or {}
+        scale = TO_MS.get(stats.get("unit", "ms"), 1.0)
+        row.update({f"{metric}_{c}": stats[k] * scale for k, c in AIPERF_STATS.items() if stats.get(k) is not None})
+    for key, column in AIPERF_TOTALS.items():
+        value = obj.get(key)
+        row[column] = value.get("avg") if isinstance(value, dict) else value
+    config = obj.get("input_config") or {}
+    loadgen, endpoint = config.get("loadgen") or {}, config.get("endpoint") or {}
+    row.update(max_concurrency=loadgen.get("concurrency"), request_rate=loadgen.get("request_rate"),
+               model=(endpoint.get("model_names") or [None])[0])
+    if isinstance(obj.get("end_time"), str):
+        row["ts"] = datetime.fromisoformat(obj["end_time"])
+    return row
+
+
 def result_row(obj: dict, tool: str) -> dict:
     """The bench columns of one result object; unknown scalar keys go to `extra`."""
+    if tool == "aiperf":
+        return aiperf_row(obj)
     row: dict = {"tool": tool, "extra": []}
     for key, value in obj.items():
         column = KEYS.get(key) or _latency_column(key)

@@ -195,6 +195,27 @@ def test_sglang_jsonl_old_and_new_key_names(tmp_path, ingest_one):
     assert "server_info" not in json.loads(second["raw"])
 
 
+def test_aiperf_aggregate_export(tmp_path, ingest_one):
+    export = {
+        "request_throughput": {"unit": "requests/sec", "avg": 13.16},
+        "request_latency": {"unit": "ms", "avg": 6550.36, "p50": 5799.9, "p99": 9381.63},
+        "time_to_first_token": {"unit": "ms", "avg": 1588.8, "p50": 787.54, "p95": 4051.43},
+        "inter_token_latency": {"unit": "ms", "avg": 51.76, "p99": 55.87},
+        "output_token_throughput": {"unit": "tokens/sec", "avg": 1274.63},
+        "benchmark_duration": {"unit": "sec", "avg": 15.2}, "request_count": {"unit": "requests", "avg": 200.0},
+        "error_request_count": None, "end_time": "2025-10-17T20:22:24.967633", "error_summary": [],
+        "input_config": {"endpoint": {"model_names": ["openai/gpt-oss-20b"]}, "loadgen": {"concurrency": 100}},
+    }
+    path = tmp_path / "profile_export_aiperf.json"
+    path.write_text(json.dumps(export, indent=2))
+    result, run = ingest_one(path)
+    assert result.sources[0].format == "bench-json" and result.sources[0].unparsed == 0
+    (row,) = bench(run)
+    assert (row["tool"], row["model"], row["max_concurrency"], row["completed"]) == ("aiperf", "openai/gpt-oss-20b", 100, 200)
+    assert (row["ttft_mean"], row["ttft_p95"], row["tpot_mean"], row["e2e_p99"]) == (1588.8, 4051.43, 51.76, 9381.63)
+    assert (row["output_throughput"], row["duration_s"], row["ts"].year) == (1274.63, 15.2, 2025)
+
+
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     if not REF.exists():
