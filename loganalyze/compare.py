@@ -28,16 +28,18 @@ SCHEMA = {
 
 
 def _engine(run: Run) -> tuple[str | None, str | None]:
-    """The server format of the run's logs and the version its sources were recognised as."""
+    """The server format of the run's server logs (a bench console that mentions `sglang` is
+    not one: it has no stats or events) and the version its lines were recognised as."""
     for source in run.info["sources"]:
-        if source.get("format") in SERVER_FORMATS:
+        server_lines = {"stats", "events"} & set(source.get("lines_by_table") or {})
+        if source.get("format") in SERVER_FORMATS and server_lines:
             return source["format"], source.get("version")
     return None, None
 
 
-def _speculative(spec: Family | None) -> str:
+def _speculative(spec: Family | None, sweep: Family | None) -> str:
     if not spec or not spec.summary.get("algorithm"):
-        return "off"
+        return "on (settings not logged)" if sweep and sweep.summary["accept_length"] else "off"
     s = spec.summary
     parts = [f"{k} {s[key]}" for k, key in (("steps", "steps"), ("topk", "topk"), ("draft", "draft_tokens")) if s.get(key)]
     return f"{s['algorithm']} ({', '.join(parts)})" if parts else s["algorithm"]
@@ -68,7 +70,7 @@ def row(run: Run) -> dict:
         "run": run.name,
         "engine": engine,
         "version": cfg.get("engine_version") or server_version or guessed,
-        "speculative": _speculative(spec),
+        "speculative": _speculative(spec, sweep),
         "cap": (conc.summary["cap"] if conc else None) or bench_cap,
         "single_stream_tok_s": s.get("single_stream_tok_s"),
         "peak_tok_s": s.get("peak_tok_s"),
