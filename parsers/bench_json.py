@@ -241,7 +241,7 @@ def sniff(head: str) -> float:
 FORMAT = FileFormat(
     name="bench-json",
     description="Benchmark results files: sglang bench_serving JSONL, vLLM bench serve --save-result JSON, "
-                "bench_one_batch / vllm bench latency / throughput JSON",
+                "bench_one_batch / vllm bench latency / throughput JSON, AIPerf profile_export_aiperf.json",
     sniff=sniff,
     read=read,
     releases="sglang 0.2 - 0.5.x, vLLM 0.5 - 0.33",
