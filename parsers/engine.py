@@ -8,6 +8,7 @@ Python code runs per line, except in a kind's `handler`, which is kept for rare 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 
 import polars as pl
@@ -17,6 +18,10 @@ from parsers.spec import LineKind, LogFormat, TsFormat
 
 VALUE = r"([^ ,]+?)\.?(?:[ ,]|$)"
 PAIR = r"[,.] [#A-Za-z][^:,]*?: [^ ,]+"
+# The fast paths below (prefix split, line skeletons) give the same tables as the plain
+# ones; tests turn them off to check that.
+FAST = True
+PFX = "__pfx"
 
 
 @dataclass
@@ -64,6 +69,38 @@ def classify(fmt: LogFormat) -> pl.Expr:
     return expr.otherwise(pl.lit(None, pl.String)).alias("kind")
 
 
+def classify_rows(fmt: LogFormat, frame: pl.DataFrame) -> pl.Series:
+    """`classify(fmt)` evaluated on `frame`, without testing every needle on every line.
+
+    Kinds are tried in order on the lines no earlier kind took, so a line leaves the
+    chain at its own kind: most lines of a busy log meet two or three needles, not all.
+    A kind's regex (and level filter) runs only on the lines its needle found.
+    """
+    kinds = [k for k in fmt.kinds if not k.fallback]
+    kind = pl.repeat(None, frame.height, dtype=pl.String, eager=True).alias("kind")
+    todo = frame.select("msg", *(["level"] if "level" in frame.columns else [])).with_row_index("__i")
+    for k in kinds:
+        if todo.height == 0:
+            break
+        needles = (k.needle,) if isinstance(k.needle, str) else k.needle
+        hit = pl.any_horizontal([pl.col("msg").str.contains(n, literal=True) for n in needles])
+        cand = todo.filter(hit)
+        if cand.height == 0:
+            continue
+        if k.match or k.levels:
+            test = pl.lit(True)
+            if k.match:
+                test = test & pl.col("msg").str.contains(k.match)
+            if k.levels:
+                test = test & pl.col("level").is_in(k.levels)
+            cand = cand.filter(test)
+            if cand.height == 0:
+                continue
+        kind = kind.scatter(cand["__i"], k.name)
+        todo = todo.filter(~pl.col("__i").is_in(cand["__i"].implode()))
+    return kind
+
+
 def _parse_ts(f: TsFormat, ctx: Context) -> pl.Expr:
     raw, layout = pl.col("ts_raw"), f.strftime
     if f.complete == "year":
@@ -96,6 +133,80 @@ def roll_years(frame: pl.DataFrame, state: dict) -> pl.DataFrame:
     return out.with_columns(ts_year=raw.dt.offset_by(pl.format("{}y", "_years"))).drop("_years")
 
 
+def _top_level(pattern: str) -> list[tuple[int, str]]:
+    """(depth, char) for each character of `pattern` outside escapes and classes, or [] if unbalanced."""
+    out, depth, i, in_class = [], 0, 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            if c == "]":
+                in_class = False
+        elif c == "[":
+            in_class = True
+            if pattern[i + 1 : i + 2] == "^":
+                i += 1
+            if pattern[i + 1 : i + 2] == "]":
+                i += 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth < 0:
+                return []
+        out.append((depth, c))
+        i += 1
+    return out if depth == 0 and not in_class else []
+
+
+@functools.lru_cache(maxsize=None)
+def prefix_plan(prefix: str) -> tuple[str, str | None] | None:
+    """Split a prefix `^HEAD(?P<msg>TAIL)$` into a regex for HEAD's groups and one for the rest.
+
+    Capturing `(?P<msg>.*)$` costs a walk through the whole line; HEAD alone stops where
+    the message starts, and the message is then the rest of the line (TAIL `.*`) or what
+    the TAIL regex finds in it. Where the TAIL regex does not match, the whole prefix is
+    applied to the line, so the groups are always those of `prefix`. None when the prefix
+    has another shape (no top-level msg group, alternation at the top, global flags).
+    """
+    at = prefix.find("(?P<msg>")
+    if not prefix.startswith("^") or at < 0 or not prefix.endswith("$") or prefix.endswith("\\$"):
+        return None
+    head, tail = prefix[1:at], prefix[at:]
+    chars = _top_level(head)
+    if (head and not chars) or not _top_level(tail) or any(d == 0 and c == "|" for d, c in chars + _top_level(tail)):
+        return None
+    if regex.search(r"\(\?[a-zA-Z]+\)", prefix) or PFX in prefix:
+        return None
+    try:
+        regex.compile(f"^(?P<{PFX}>{head})")
+        regex.compile("^" + tail)
+    except regex.error:
+        return None
+    return f"^(?P<{PFX}>{head})", (None if tail == "(?P<msg>.*)$" else "^" + tail)
+
+
+def prefix_groups(prefix: str, text: pl.Series) -> pl.Series:
+    """The same struct as `text.str.extract_groups(prefix)`, found faster (see prefix_plan)."""
+    plan = prefix_plan(prefix) if FAST else None
+    if plan is None or text.len() == 0:
+        return text.str.extract_groups(prefix).alias(PFX)
+    names = list(regex.compile(prefix).groupindex)
+    head_re, tail_re = plan
+    head = text.str.extract_groups(head_re).struct.unnest()
+    rest = text.str.slice(head[PFX].str.len_chars())
+    tail = rest.to_frame("msg") if tail_re is None else rest.str.extract_groups(tail_re).struct.unnest()
+    out = pl.concat([head.drop(PFX), tail], how="horizontal").select(names)
+    missed = out["msg"].is_null()
+    if missed.any():
+        at = missed.arg_true()
+        full = text.gather(at).str.extract_groups(prefix).struct.unnest()
+        out = out.with_columns(out[n].clone().scatter(at, full[n]) for n in names)
+    return out.to_struct(PFX)
+
+
 def _prefix_columns(fmt: LogFormat, frame: pl.DataFrame) -> list[pl.Expr]:
     """The prefix's named groups as columns (`ts` as `ts_raw`).
 
@@ -103,7 +214,7 @@ def _prefix_columns(fmt: LogFormat, frame: pl.DataFrame) -> list[pl.Expr]:
     differently names them `level__2`, `ts__2`: they fill `level` and `ts` too. A column
     the wrappers already set (`process`) keeps its value where the prefix has none.
     """
-    groups = pl.col("text").str.extract_groups(fmt.prefix)
+    groups = pl.col(PFX)
     by_column: dict[str, list[pl.Expr]] = {}
     for name in regex.compile(fmt.prefix).groupindex:
         column = name.split("__")[0]
@@ -117,18 +228,44 @@ def _prefix_columns(fmt: LogFormat, frame: pl.DataFrame) -> list[pl.Expr]:
 
 def split_prefix(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> pl.DataFrame:
     """Add msg, ts and the prefix's other named groups as columns."""
-    groups = pl.col("text").str.extract_groups(fmt.prefix)
+    frame = frame.with_columns(prefix_groups(fmt.prefix, frame["text"]))
+    groups = pl.col(PFX)
     out = frame.with_columns(*_prefix_columns(fmt, frame), msg=pl.coalesce(groups.struct.field("msg"), pl.col("text")))
+    out = out.drop(PFX)
     if "ts_raw" not in out.columns:
         out = out.with_columns(ts_raw=pl.lit(None, pl.String))
     by_year = [_parse_ts(f, ctx) for f in fmt.ts_formats if f.complete == "year"]
-    dated = [_parse_ts(f, ctx) for f in fmt.ts_formats if f.complete != "year"]
+    dated = _dated(out, [f for f in fmt.ts_formats if f.complete != "year"], ctx)
     if by_year:
         state = ctx.state.setdefault(("years", fmt.name, ctx.source), {})
         out = roll_years(out.with_columns(ts_year=pl.coalesce(by_year)), state)
     else:
         out = out.with_columns(ts_year=pl.lit(None, pl.Datetime("us")))
     return out.with_columns(ts=pl.coalesce(*dated, "ts_year", "wrap_ts")).drop("ts_raw", "ts_year")
+
+
+def _dated(frame: pl.DataFrame, formats: list[TsFormat], ctx: Context) -> list[pl.Expr | pl.Series]:
+    """The dated layouts, tried in order; those after the one that reads every timestamp are
+    left out (they would only fill nulls that are not there)."""
+    if not FAST or len(formats) < 2:
+        return [_parse_ts(f, ctx) for f in formats]
+    present = frame["ts_raw"].is_not_null()
+    out: list[pl.Series] = []
+    filled = None
+    for f in formats:
+        if filled is not None and not (present & filled.is_null()).any():
+            break
+        parsed = frame.select(_parse_ts(f, ctx)).to_series().alias(f"__ts{len(out)}")
+        out.append(parsed)
+        filled = parsed if filled is None else filled.fill_null(parsed)
+    return out
+
+
+def _where_unclaimed(pattern: str) -> pl.Expr:
+    """`msg` matches `pattern` on lines no kind took (the regex runs on those lines only)."""
+    if not FAST:
+        return pl.col("kind").is_null() & pl.col("msg").str.contains(pattern)
+    return pl.when(pl.col("kind").is_null()).then(pl.col("msg")).str.contains(pattern).fill_null(False)
 
 
 def attach_continuations(frame: pl.DataFrame, fmt: LogFormat) -> pl.DataFrame:
@@ -142,7 +279,7 @@ def attach_continuations(frame: pl.DataFrame, fmt: LogFormat) -> pl.DataFrame:
         if not kind.continuation:
             continue
         start = pl.col("kind") == kind.name
-        cont = pl.col("kind").is_null() & pl.col("msg").str.contains(kind.continuation)
+        cont = _where_unclaimed(kind.continuation)
         run = (~(start | cont)).cum_sum()
         frame = frame.with_columns(
             owner=pl.coalesce(
@@ -163,8 +300,10 @@ def adopt_orphans(frame: pl.DataFrame, kind: LineKind) -> pl.DataFrame:
     `Traceback` line above them. When the run's first line matches `kind.orphan`, it
     takes the kind and the rest of the run belongs to it.
     """
-    loose = pl.col("kind").is_null() & pl.col("owner").is_null() & pl.col("msg").str.contains(kind.continuation)
-    head = loose & ~loose.shift(1, fill_value=False) & pl.col("msg").str.contains(kind.orphan)
+    loose = pl.col("owner").is_null() & _where_unclaimed(kind.continuation)
+    orphan = pl.when(loose).then(pl.col("msg")).str.contains(kind.orphan).fill_null(False) if FAST else (
+        pl.col("msg").str.contains(kind.orphan))
+    head = loose & ~loose.shift(1, fill_value=False) & orphan
     head_line = pl.when(head).then(pl.col("line_no")).forward_fill().over((~loose).cum_sum())
     return frame.with_columns(
         kind=pl.when(head).then(pl.lit(kind.name)).otherwise("kind"),
@@ -181,17 +320,206 @@ def claim_leftovers(frame: pl.DataFrame, fmt: LogFormat) -> pl.DataFrame:
     return frame
 
 
-def _cast(expr: pl.Expr, dtype: pl.DataType, percent: bool = False) -> pl.Expr:
+def _cast(expr: pl.Expr, dtype: pl.DataType, percent: bool = False, commas: bool = True) -> pl.Expr:
+    """Typed value of a text field; `commas` False for text that has none (a key's value)."""
     if dtype == pl.Boolean:
         return pl.when(expr.is_in(["True", "true"])).then(True).when(expr.is_in(["False", "false"])).then(False)
     if percent:
         expr = expr.str.strip_suffix("%")
         return expr.cast(pl.Float64, strict=False) / 100
     if dtype in (pl.Int64, pl.Float64):
-        return expr.str.replace_all(",", "").cast(dtype, strict=False)
+        return (expr.str.replace_all(",", "") if commas else expr).cast(dtype, strict=False)
     if isinstance(dtype, pl.List):
         return expr.str.split(",").list.eval(pl.element().str.strip_chars().cast(dtype.inner, strict=False))
     return expr.cast(dtype, strict=False)
+
+
+def _key_regex(key: str, sep: str) -> str:
+    return rf"(?:^|[,.] ){regex.escape(key)}{regex.escape(sep)}{VALUE}"
+
+
+def _keys_by_regex(kind: LineKind, rows: pl.DataFrame) -> pl.DataFrame:
+    """Key columns (`__k_<column>`), `__extra` and `__kok` (some key found): one regex per key.
+
+    A key whose `key: ` text is in none of the rows is not searched for. Values never hold
+    a comma (VALUE stops at one), so numbers are cast as they are.
+    """
+    cols: dict[str, pl.Expr] = {}
+    got: list[pl.Expr] = []
+    body = pl.col("body")
+    for k in kind.keys:
+        if FAST and not rows["body"].str.contains(k.key + kind.key_sep, literal=True).any():
+            raw = pl.lit(None, pl.String)
+        else:
+            raw = body.str.extract(_key_regex(k.key, kind.key_sep), 1)
+        value = _cast(raw, k.dtype, k.percent, commas=False)
+        cols[k.column] = pl.coalesce(cols[k.column], value) if k.column in cols else value
+        got.append(raw.is_not_null())
+    exprs = [e.alias(f"__k_{c}") for c, e in cols.items()]
+    if kind.extra:
+        known = [k.key for k in kind.keys]
+        pairs = body.str.extract_all(PAIR).list.eval(
+            pl.element().str.replace(r"^[,.] ", "").str.splitn(": ", 2).struct.rename_fields(["key", "value"])
+        )
+        exprs.append(pairs.list.filter(~pl.element().struct.field("key").is_in(known)).alias("__extra"))
+    return rows.with_columns(*exprs, __kok=pl.any_horizontal(got) if got else pl.lit(False))
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    """The fixed text of one line shape of a kind, with a slot for each value.
+
+    `pattern` matches the lines of that shape, one `[^ ,]+` group per value; `columns`
+    says which slot fills each key column (the first key present, in the kind's order),
+    `extra` the unknown pairs as (key, slot). `safe` is False when the shape could not be
+    checked to give what the per-key regexes give: its lines go to those.
+    """
+
+    pattern: str
+    slots: int
+    columns: tuple[tuple[str, int, int], ...] = ()
+    extra: tuple[tuple[str, int], ...] = ()
+    safe: bool = False
+
+
+SKELETONS: dict[tuple, list[Skeleton]] = {}
+MAX_SKELETONS = 32  # shapes remembered per kind; lines of further shapes take the per-key path
+NEW_PER_BATCH = 8
+
+
+def _kind_id(kind: LineKind) -> tuple:
+    return (kind.name, kind.keys, kind.key_sep, kind.extra, kind.rewrites)
+
+
+def _run_end(line: str, start: int) -> int:
+    m = regex.compile(r"[ ,]|$").search(line, start)
+    return m.start()
+
+
+def _skeleton(kind: LineKind, line: str) -> Skeleton:
+    """The shape of `line`: its values (those of the kind's keys and of `key: value` pairs)
+    become slots, the rest is literal. Checked against the per-key path on the line and on
+    copies whose values all read 1, 1. and x:, which covers how a value can change what
+    the key regexes find (only a trailing dot can: it makes a `. key: ` boundary)."""
+    starts: dict[int, int] = {}
+    for k in kind.keys:
+        m = regex.search(_key_regex(k.key, kind.key_sep), line)
+        if m:
+            starts[m.start(1)] = _run_end(line, m.start(1))
+    if kind.extra:
+        for m in regex.finditer(PAIR, line):
+            v = line.index(": ", m.start() + 2) + 2
+            starts[v] = m.end()
+    spans = sorted(starts.items())
+    literal = regex.escape(line)
+    if any(a[1] > b[0] for a, b in zip(spans, spans[1:])) or any(e <= b for b, e in spans):
+        return Skeleton("^" + literal + "$", 0)
+    pattern, at = "^", 0
+    for i, (b, e) in enumerate(spans):
+        pattern += regex.escape(line[at:b]) + f"(?P<s{i}>[^ ,]+)"
+        at = e
+    pattern += regex.escape(line[at:]) + "$"
+
+    def fill(value: str) -> str:
+        out, at = "", 0
+        for b, e in spans:
+            out += line[at:b] + value
+            at = e
+        return out + line[at:]
+
+    probe = pl.DataFrame({"body": [line, fill("1"), fill("1."), fill("x:")]})
+    try:
+        plain = _keys_by_regex(kind, probe)
+        groups = probe["body"].str.extract_groups(pattern) if spans else None
+    except pl.exceptions.PolarsError:
+        return Skeleton("^" + literal + "$", 0)
+    slot_of = {b: i for i, (b, _) in enumerate(spans)}
+    columns: dict[str, tuple[str, int, int]] = {}
+    for ki, k in enumerate(kind.keys):
+        m = regex.search(_key_regex(k.key, kind.key_sep), line)
+        if m and k.column not in columns:
+            columns[k.column] = (k.column, slot_of[m.start(1)], ki)
+    known = {k.key for k in kind.keys}
+    extra = []
+    if kind.extra:
+        for m in regex.finditer(PAIR, line):
+            key = m.group()[2:].split(": ", 1)[0]
+            if key not in known:
+                extra.append((key, slot_of[line.index(": ", m.start() + 2) + 2]))
+    sk = Skeleton(pattern, len(spans), tuple(columns.values()), tuple(extra), safe=True)
+    if not probe["body"].str.contains(pattern).all():
+        return replace(sk, safe=False)
+    fast = _keys_by_skeleton(kind, probe, sk, groups)
+    if not fast.equals(plain.select(fast.columns)):
+        return replace(sk, safe=False)
+    return sk
+
+
+def _keys_by_skeleton(kind: LineKind, rows: pl.DataFrame, sk: Skeleton, groups: pl.Series | None) -> pl.DataFrame:
+    """The columns of `_keys_by_regex` for rows of one shape, from its slots."""
+    slot = groups.struct.field if groups is not None else None
+    found = {column: (i, kind.keys[ki]) for column, i, ki in sk.columns}
+    exprs = []
+    for column in dict.fromkeys(k.column for k in kind.keys):
+        if column in found:
+            i, k = found[column]
+            v = pl.lit(slot(f"s{i}"))
+            raw = pl.when(v.str.ends_with(".") & (v.str.len_bytes() > 1)).then(v.str.head(-1)).otherwise(v)
+        else:
+            k, raw = next(k for k in kind.keys if k.column == column), pl.lit(None, pl.String)
+        exprs.append(_cast(raw, k.dtype, k.percent, commas=False).alias(f"__k_{column}"))
+    if kind.extra:
+        pair = pl.Struct({"key": pl.String, "value": pl.String})
+        if sk.extra:
+            extra = pl.concat_list([pl.struct(key=pl.lit(key), value=pl.lit(slot(f"s{i}"))) for key, i in sk.extra])
+        else:
+            extra = pl.lit([], pl.List(pair))
+        exprs.append(extra.cast(pl.List(pair)).alias("__extra"))
+    return rows.with_columns(*exprs, __kok=pl.lit(bool(sk.columns)))
+
+
+def key_columns(kind: LineKind, rows: pl.DataFrame) -> pl.DataFrame:
+    """`rows` with the kind's key columns (`__k_<column>`), `__extra` and `__kok`.
+
+    Lines of a busy log come in a few shapes (the same keys in the same order): each shape
+    is one regex with a group per value, applied once, instead of one regex per key. Lines
+    of unknown or unchecked shapes take the per-key path.
+    """
+    if not FAST or kind.key_sep != ": " or rows.height == 0:
+        return _keys_by_regex(kind, rows)
+    known = SKELETONS.setdefault(_kind_id(kind), [])
+    todo = rows.with_row_index("__r")
+    done: list[pl.DataFrame] = []
+    slow: list[pl.DataFrame] = []
+    tried, new = 0, 0
+    while todo.height:
+        if tried < len(known):
+            sk = known[tried]
+        elif new < NEW_PER_BATCH and len(known) < MAX_SKELETONS:
+            sk = _skeleton(kind, todo["body"][0])
+            known.append(sk)
+            new += 1
+        else:
+            break
+        tried += 1
+        if sk.slots:
+            groups = todo["body"].str.extract_groups(sk.pattern)
+            hit = groups.struct.field("s0").is_not_null()
+        else:
+            groups, hit = None, todo["body"].str.contains(sk.pattern)
+        if not hit.any():
+            continue
+        if sk.safe:
+            part = todo.filter(hit)
+            done.append(_keys_by_skeleton(kind, part, sk, groups.filter(hit) if groups is not None else None))
+        else:
+            slow.append(todo.filter(hit))
+        todo = todo.filter(~hit)
+    if todo.height:
+        slow.append(todo)
+    if slow:
+        done.append(_keys_by_regex(kind, pl.concat(slow)))
+    return pl.concat(done, how="vertical_relaxed").sort("__r").drop("__r")
 
 
 def extract(kind: LineKind, rows: pl.DataFrame) -> pl.DataFrame:
@@ -212,25 +540,26 @@ def extract(kind: LineKind, rows: pl.DataFrame) -> pl.DataFrame:
         for n in names:
             cols[n] = _cast(groups.struct.field(n), kind.types.get(n, pl.String))
         got.append(pl.col("body").str.contains(kind.pattern))
-    for k in kind.keys:
-        sep = regex.escape(kind.key_sep)
-        raw = pl.col("body").str.extract(rf"(?:^|[,.] ){regex.escape(k.key)}{sep}{VALUE}", 1)
-        value = _cast(raw, k.dtype, k.percent)
-        cols[k.column] = pl.coalesce(cols[k.column], value) if k.column in cols else value
-        got.append(raw.is_not_null())
-    if kind.extra:
-        known = [k.key for k in kind.keys]
-        pairs = pl.col("body").str.extract_all(PAIR).list.eval(
-            pl.element().str.replace(r"^[,.] ", "").str.splitn(": ", 2).struct.rename_fields(["key", "value"])
-        )
-        cols["extra"] = pairs.list.filter(~pl.element().struct.field("key").is_in(known))
+    temporary: list[str] = []
+    if kind.keys or kind.extra:
+        rows = key_columns(kind, rows)
+        for column in dict.fromkeys(k.column for k in kind.keys):
+            value = pl.col(f"__k_{column}")
+            cols[column] = pl.coalesce(cols[column], value) if column in cols else value
+            temporary.append(f"__k_{column}")
+        if kind.keys:
+            got.append(pl.col("__kok"))
+        temporary.append("__kok")
+        if kind.extra:
+            cols["extra"] = pl.col("__extra")
+            temporary.append("__extra")
     if kind.pack and cols:
         exprs = [pl.struct([e.alias(n) for n, e in cols.items()]).struct.json_encode().alias(kind.pack)]
     else:
         exprs = [e.alias(n) for n, e in cols.items()]
     ok = pl.any_horizontal(got) if got else pl.lit(True)
     consts = [pl.lit(v).alias(c) for c, v in kind.const.items()]
-    return rows.with_columns(*exprs, *consts, ok=ok)
+    return rows.with_columns(*exprs, *consts, ok=ok).drop(temporary)
 
 
 def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
@@ -246,30 +575,34 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
         inner = parse(replace(fmt, gate=None), frame.filter(gated), ctx) if gated.any() else None
         claimed = frame["line_no"].is_in(inner.claimed_lines.implode()) if inner else pl.Series([False] * frame.height)
         return Parsed(inner.tables if inner else {}, inner.lines if inner else {}, claimed)
-    framed = split_prefix(fmt, frame, ctx).with_columns(classify(fmt))
+    framed = split_prefix(fmt, frame, ctx)
+    framed = framed.with_columns(classify_rows(fmt, framed) if FAST else classify(fmt))
     framed = claim_leftovers(attach_continuations(framed, fmt), fmt)
-    bodies = (
-        framed.filter(pl.col("owner").is_not_null())
-        .group_by("owner", maintain_order=True)
-        .agg(cont=pl.col("msg").str.join("\n"), cont_lines=pl.len())
-    )
-    framed = framed.join(bodies, left_on="line_no", right_on="owner", how="left").with_columns(
+    owners = framed.filter(pl.col("owner").is_not_null())
+    if owners.height or not FAST:
+        bodies = owners.group_by("owner", maintain_order=True).agg(cont=pl.col("msg").str.join("\n"), cont_lines=pl.len())
+        framed = framed.join(bodies, left_on="line_no", right_on="owner", how="left")
+    else:  # no continuation lines: the join would add nothing
+        framed = framed.with_columns(cont=pl.lit(None, pl.String), cont_lines=pl.lit(None, pl.UInt32))
+    framed = framed.with_columns(
         body=pl.when(pl.col("cont").is_not_null()).then(pl.col("msg") + "\n" + pl.col("cont")).otherwise("msg"),
         span=1 + pl.col("cont_lines").fill_null(0),
     )
+    by_kind = framed.partition_by("kind", as_dict=True, include_key=True) if FAST else {}
     tables: dict[str, list[pl.DataFrame]] = {}
     lines: dict[str, int] = {}
     claimed_rows: list[pl.Series] = []
     for kind in fmt.kinds:
-        rows = framed.filter(pl.col("kind") == kind.name)
+        rows = by_kind.get((kind.name,), framed.clear()) if FAST else framed.filter(pl.col("kind") == kind.name)
         if rows.height == 0:
             continue
         good = extract(kind, rows).filter(pl.col("ok"))
         if good.height == 0:
             continue
         claimed_rows.append(good["line_no"])
-        owned = framed.filter(pl.col("owner").is_in(good["line_no"].implode()))
-        claimed_rows.append(owned["line_no"])
+        if owners.height or not FAST:
+            owned = owners.filter(pl.col("owner").is_in(good["line_no"].implode()))
+            claimed_rows.append(owned["line_no"])
         lines[kind.table] = lines.get(kind.table, 0) + int(good["span"].sum())
         if kind.carry:
             good = kind.carry(good, ctx.state.setdefault(("carry", fmt.name, kind.name, ctx.source), {}))

@@ -20,3 +20,52 @@ def test_speculative_reset_line_becomes_a_config_row(tmp_path, ingest_one):
     _, run = ingest_one(log)
     rows = run.table("config").filter(pl.col("origin") == "speculative_reset").collect()
     assert rows.select("key", "value", "value_num").row(0) == ("max_running_requests", "48", 48.0)
+
+
+def _tables(path: Path, fast: bool, batch_bytes: int) -> list:
+    import parsers
+    from loganalyze.reader import ReadStats, read_batches
+    from loganalyze.wrappers import unwrap
+    from parsers import engine
+
+    engine.FAST = fast
+    try:
+        ctx = engine.Context(source="s", year=2026, base_date="2026-01-01")
+        out = []
+        for batch in read_batches(path, ReadStats(), batch_bytes):
+            frame = unwrap(batch.rename({"text": "raw"}).with_columns(text=pl.col("raw")), 2026)
+            for fmt in parsers.FORMATS.values():
+                if isinstance(fmt, parsers.LogFormat):
+                    got = engine.parse(fmt, frame, ctx)
+                    tables = {t: df.select(sorted(df.columns)).sort("line_no", maintain_order=True)
+                              for t, df in got.tables.items()}
+                    out.append((fmt.name, got.lines, got.claimed.to_list(), tables))
+        return out
+    finally:
+        engine.FAST = True
+
+
+def test_fast_paths_give_the_plain_tables(tmp_path):
+    """Prefix split, progressive classification and line skeletons change nothing in the tables."""
+    from polars.testing import assert_frame_equal
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from generate import generate
+
+    from conftest import SAMPLES
+
+    mixed = tmp_path / "mixed.log"
+    generate(mixed, "sglang", 400_000, seed=3)
+    with open(mixed, "ab") as out:
+        for p in sorted(SAMPLES.glob("*/*.log")):
+            out.write(p.read_bytes())
+    vllm = tmp_path / "vllm.log"
+    generate(vllm, "vllm", 200_000, seed=4)
+    for path, batch in ((mixed, 1 << 24), (mixed, 50_000), (vllm, 1 << 24)):
+        fast, plain = _tables(path, True, batch), _tables(path, False, batch)
+        assert len(fast) == len(plain)
+        for (name, lines, claimed, tables), (_, lines2, claimed2, tables2) in zip(fast, plain):
+            assert (lines, claimed) == (lines2, claimed2), name
+            assert tables.keys() == tables2.keys(), name
+            for t in tables:
+                assert_frame_equal(tables[t], tables2[t])
