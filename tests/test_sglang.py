@@ -88,7 +88,7 @@ def test_15_abbreviated_swa_lines(ingest_one):
     assert d["tokens"][0] == 2435072
     assert d["queued"].null_count() == d.height
     assert d["ts"][0].hour == 3 and d["ts"][0].minute == 51
-    assert ids(run) == ["kv-pressure"]
+    assert ids(run) == ["kv-pressure", "slow-decode"]
 
 
 def test_16_pd_decode_low_acceptance(ingest_one):

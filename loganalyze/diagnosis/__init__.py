@@ -3,14 +3,48 @@
 from __future__ import annotations
 
 from loganalyze import metrics
-from loganalyze.diagnosis import (bench_failures, client_limited, concurrency_cap, drain, kv_pressure, low_acceptance, oom,
-                                  slow_startup, spec_break_even, spec_net_negative)
+from loganalyze.diagnosis import (
+    bench_failures,
+    client_limited,
+    concurrency_cap,
+    crash,
+    drain,
+    hang,
+    kv_pressure,
+    low_acceptance,
+    nccl_bandwidth,
+    nccl_error,
+    nccl_transport,
+    oom,
+    slow_decode,
+    slow_startup,
+    spec_break_even,
+    spec_depth,
+    spec_net_negative,
+    stall,
+)
 from loganalyze.diagnosis.base import SEVERITIES, Context, Finding
 from loganalyze.run import Run
 
 CHECKS = (
-    concurrency_cap.check, low_acceptance.check, kv_pressure.check, oom.check, spec_break_even.check,
-    slow_startup.check, client_limited.check, drain.check, spec_net_negative.check, bench_failures.check,
+    concurrency_cap.check,
+    low_acceptance.check,
+    spec_depth.check,
+    kv_pressure.check,
+    oom.check,
+    hang.check,
+    stall.check,
+    nccl_error.check,
+    crash.check,
+    slow_decode.check,
+    nccl_transport.check,
+    nccl_bandwidth.check,
+    spec_break_even.check,
+    spec_net_negative.check,
+    bench_failures.check,
+    slow_startup.check,
+    client_limited.check,
+    drain.check,
 )
 
 

@@ -26,13 +26,13 @@ def _recommendation(cap: int, reset: bool, engine_flag: str) -> str:
 def check(ctx: Context) -> list[Finding]:
     c = ctx.metrics.get("concurrency")
     if not c:
-        return []
+        return _configured_only(ctx, None)
     s = c.summary
     if not s["cap"]:
         return []
     capped = s["capped_fraction"] or 0.0
     if capped < MIN_CAPPED:
-        return []
+        return _configured_only(ctx, s)
     timeline = c.frames["timeline"]
     at_cap = timeline.filter("capped")
     wait_share = (at_cap["queued"] / (at_cap["queued"] + at_cap["running"])).mean()
@@ -85,3 +85,28 @@ def _spec_48(ctx: Context, cap: int) -> bool:
 
 def _is_vllm(ctx: Context) -> bool:
     return any(s["format"] == "vllm" for s in ctx.run.info["sources"])
+
+
+def _configured_only(ctx: Context, summary: dict | None) -> list[Finding]:
+    """Info when speculation set the cap but no stats show it binding (a config-only log)."""
+    spec = ctx.metrics.get("speculative")
+    algorithm = spec.summary["algorithm"] if spec else None
+    rows = ctx.config_rows("max_running_requests")
+    unknown = ctx.config_rows("speculative_algorithm").height == 0  # a dump cut before the speculative args
+    if rows.height == 0 or (summary is not None and summary["decode_rows"]) or not (algorithm or unknown):
+        return []
+    cap = rows["value"][-1]
+    if cap not in ("48", "32"):
+        return []
+    algo_text = (f"speculative algorithm {algorithm}" if algorithm else
+                 "the speculative settings cut from this log; 48 is the value SGLang sets under speculation")
+    return [Finding(
+        id="concurrency-cap", severity="info",
+        title=f"Concurrency cap {cap} set by speculative decoding",
+        verdict=(f"max_running_requests={cap} with {algo_text}: SGLang lowers "
+                 "the cap to this value when --max-running-requests is not given. No stats lines here show whether "
+                 "requests queue at it."),
+        impact=0.0, impact_text="unknown without stats lines; check `#queue-req` at high load",
+        recommendation=_recommendation(int(cap), True, "--max-running-requests"),
+        confidence="medium", evidence=ctx.evidence(rows), metrics={"cap": int(cap)},
+    )]

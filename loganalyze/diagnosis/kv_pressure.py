@@ -34,7 +34,7 @@ def check(ctx: Context) -> list[Finding]:
         title="KV cache full" + (": requests evicted" if count else ""),
         verdict=f"The KV cache is the limit: {usage}{queue}{evicted}." if usage else
                 f"The KV cache is the limit{evicted}.",
-        impact=float(near) * 0.5 + (0.2 if count else 0.0),
+        impact=min(1.0, float(near) * 0.8 + (0.2 if count else 0.0)),
         impact_text="admission stalls and evicted requests recompute their prefill",
         recommendation=("Give the KV cache more memory (--mem-fraction-static for SGLang, --gpu-memory-utilization "
                         "for vLLM), lower max concurrency (--max-running-requests / --max-num-seqs) or max tokens, "

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from loganalyze.metrics.base import Family
 from loganalyze.metrics.concurrency import concurrency
+from loganalyze.metrics.nccl import nccl
 from loganalyze.metrics.speculative import speculative
 from loganalyze.metrics.startup import startup
 from loganalyze.metrics.steps import steps
 from loganalyze.metrics.sweep import sweep
 from loganalyze.run import Run
 
-FAMILIES = (concurrency, speculative, steps, startup, sweep)
+FAMILIES = (concurrency, speculative, steps, startup, sweep, nccl)
 
 
 def compute(run: Run) -> dict[str, Family]:

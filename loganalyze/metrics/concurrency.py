@@ -14,6 +14,7 @@ from loganalyze.run import Run
 
 NEAR_FULL = 0.9
 DRAIN_MIN_ROWS = 3
+MIN_INFERRED_CAP = 8  # a smaller flat maximum with a queue is a stall, not a cap someone configured
 
 
 def find_cap(config: pl.DataFrame, decode: pl.DataFrame) -> tuple[int | None, str, dict | None]:
@@ -45,7 +46,7 @@ def infer_cap(decode: pl.DataFrame) -> int | None:
     top = decode["running"].max()
     pinned = decode.filter((pl.col("running") == top) & (pl.col("queued") > 0))
     memory_bound = (pinned["token_usage"].fill_null(0) >= NEAR_FULL).mean() or 0
-    if pinned.height < max(3, 0.1 * decode.height) or memory_bound > 0.5:
+    if top < MIN_INFERRED_CAP or pinned.height < max(3, 0.1 * decode.height) or memory_bound > 0.5:
         return None
     return int(top)
 

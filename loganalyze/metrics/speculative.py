@@ -16,14 +16,16 @@ import polars as pl
 from loganalyze.metrics.base import Family, config_value, primary_rank, round_or_none
 from loganalyze.run import Run
 
-DRAFTER_KEYS = ("speculative_draft_model_path", "speculative_model", "draft_model")
+DRAFTER_KEYS = ("speculative_draft_model_path", "speculative_config.model", "speculative_model", "draft_model")
+STEP_KEYS = ("speculative_num_steps", "speculative_config.num_speculative_tokens",
+             "speculative_config.num_spec_tokens", "num_speculative_tokens")
 
 
 def settings(config: pl.DataFrame) -> dict:
     """Algorithm, drafter, steps, topk and draft tokens, from SGLang args or vLLM's speculative_config."""
-    algo, _, _ = config_value(config, "speculative_algorithm", "method")
+    algo, _, _ = config_value(config, "speculative_algorithm", "speculative_config.method", "method")
     drafter, _, drafter_row = config_value(config, *DRAFTER_KEYS)
-    _, steps, _ = config_value(config, "speculative_num_steps", "num_speculative_tokens")
+    _, steps, _ = config_value(config, *STEP_KEYS)
     _, topk, _ = config_value(config, "speculative_eagle_topk")
     _, draft, _ = config_value(config, "speculative_num_draft_tokens")
     spec_cfg, _, spec_row = config_value(config, "speculative_config")
@@ -99,6 +101,9 @@ def speculative(run: Run) -> Family | None:
     w = series["weight"].clip(lower_bound=1e-9)
     mean_len = float((series["accept_len"] * w).sum() / w.sum()) if series.height else None
     mean_rate = series["accept_rate"].mean() if series.height else None
+    positions = per_position(run)
+    if not s["steps"] and positions:
+        s["steps"] = len(positions)
     maximum, max_source = max_accept_len(s), "settings"
     if maximum is None and mean_len and mean_rate:
         inferred = infer_max_from_rate(mean_len, mean_rate)
@@ -112,7 +117,7 @@ def speculative(run: Run) -> Family | None:
         "accept_rate_mean": round_or_none(mean_rate),
         "max_accept_len": maximum,
         "acceptance_normalised": round_or_none(normalised),
-        "per_position": per_position(run),
+        "per_position": positions,
         "intervals": series.height,
     }
     notes = {"max_accept_len": max_source, "accept_len_mean": "weighted by verify rounds (running requests or drafts)"}

@@ -34,6 +34,7 @@ def step_rows(run: Run) -> pl.DataFrame:
         return decode
     versions = [s.get("version") for s in run.info["sources"] if s.get("format") == "sglang"]
     interval = decode_interval(run.table("config").collect(), versions[0] if versions else None)
+    decode = with_spec_accept_len(run, decode)
     per_req = pl.col("accept_len").fill_null(1.0)
     return decode.with_columns(
         tokens_per_step=per_req,
@@ -41,6 +42,20 @@ def step_rows(run: Run) -> pl.DataFrame:
         .then(1000 * pl.col("running") * per_req / pl.col("gen_throughput")),
         step_ms_ts=pl.col("ts").diff().dt.total_milliseconds() / interval,
     ).filter(pl.col("running") > 0)
+
+
+def with_spec_accept_len(run: Run, decode: pl.DataFrame) -> pl.DataFrame:
+    """vLLM prints acceptance on its own line next to the stats line: attach the nearest one.
+
+    Its generation throughput counts every token, so tokens per step per request is the
+    mean acceptance length of the same interval.
+    """
+    spec = run.table("spec").filter(pl.col("mean_accept_len").is_not_null() & pl.col("ts").is_not_null()).select(
+        "ts", spec_len="mean_accept_len").sort("ts").collect()
+    if spec.height == 0 or decode["ts"].null_count() == decode.height:
+        return decode
+    joined = decode.sort("ts").join_asof(spec, on="ts", strategy="nearest", tolerance="30s")
+    return joined.with_columns(accept_len=pl.coalesce("accept_len", "spec_len")).drop("spec_len")
 
 
 def fit_line(x: pl.Series, y: pl.Series) -> tuple[float, float] | None:
@@ -81,7 +96,8 @@ def steps(run: Run) -> Family | None:
     notes = {"step_ms_median": "running x tokens per step / gen throughput, per decode interval",
              "step_ms_ts_median": "timestamp gap / decode_log_interval (1 s resolution)"}
     return Family("steps", summary, {"by_batch": table, "intervals": rows.select(
-        "ts", "source", "line_no", "raw", "running", "tokens_per_step", "step_ms", "step_ms_ts")}, notes)
+        "ts", "source", "line_no", "raw", "running", "tokens_per_step", "step_ms", "step_ms_ts",
+        "prompt_throughput")}, notes)
 
 
 def step_time_at(family: Family, batch: float) -> float | None:

@@ -1,0 +1,49 @@
+"""slow-decode: each decode step takes far longer than a GPU needs at this batch size.
+
+At small batches a decode step is bound by reading the weights once: tens of ms for
+models that fit their GPUs (15.7 ms for a 547 GB MoE over 8 PCIe GPUs in the reference
+case). When even the fastest pure-decode interval (no prompt tokens in its window: a
+prefill inflates the step estimate) is far above that with a handful of requests, the
+cause is per-step overhead: CPU offload, swapping, eager mode on a slow host, or a
+misconfigured device.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from loganalyze.diagnosis.base import Context, Finding
+
+SMALL_BATCH = 8
+SLOW_MS = 75.0
+MIN_INTERVALS = 2
+
+
+def check(ctx: Context) -> list[Finding]:
+    steps = ctx.metrics.get("steps")
+    if not steps:
+        return []
+    no_prefill = pl.col("prompt_throughput").fill_null(0) < 1
+    small = steps.frames["intervals"].filter(
+        (pl.col("running") <= SMALL_BATCH) & pl.col("step_ms").is_not_null() & no_prefill)
+    if small.height < MIN_INTERVALS:
+        return []
+    fastest = float(small["step_ms"].min())
+    if fastest < SLOW_MS:
+        return []
+    median = float(small["step_ms"].median())
+    tok_s = 1000 / fastest
+    return [Finding(
+        id="slow-decode", severity="warning",
+        title=f"Slow decode steps: {fastest:.0f} ms at batch <= {SMALL_BATCH}",
+        verdict=(f"With {small['running'].min()}-{small['running'].max()} requests running a decode step takes "
+                 f"at least {fastest:.0f} ms (median {median:.0f} ms over {small.height} intervals), at most "
+                 f"{tok_s:.1f} tok/s per request: "
+                 "per-step overhead, not queueing or capacity."),
+        impact=min(1.0, 1 - SLOW_MS / fastest), impact_text=f"single-stream speed {tok_s:.1f} tok/s at best",
+        recommendation=("Check for CPU offload or swap (--cpu-offload-gb, swap space), that CUDA graphs are on "
+                        "(no --enforce-eager / --disable-cuda-graph), the GPU clocks and PCIe link, and that the "
+                        "model fits the GPUs without offloading."),
+        confidence="medium", evidence=ctx.evidence(small.sort("step_ms", descending=True).head(3)),
+        metrics={"step_ms_min": round(fastest, 1), "step_ms_median": round(median, 1), "intervals": small.height},
+    )]

@@ -1,0 +1,49 @@
+"""hang (stalled stats): requests wait while nothing, or almost nothing, runs.
+
+A queue that stays long while `running` is zero or a small fraction of it, with KV room
+left, is neither a cap nor memory: the scheduler cannot admit waiting requests (a stall,
+a scheduler bug, or admission blocked on long prompts). Watchdog timeouts are the other
+face of a hang (hang.py).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from loganalyze.diagnosis.base import Context, Finding
+
+MIN_ROWS = 2
+QUEUE_TO_RUNNING = 5
+KV_ROOM = 0.9
+
+
+def check(ctx: Context) -> list[Finding]:
+    c = ctx.metrics.get("concurrency")
+    if not c:
+        return []
+    t = c.frames["timeline"]
+    stalled = t.filter(
+        (pl.col("queued") > 0)
+        & ((pl.col("running") == 0) | (pl.col("queued") >= QUEUE_TO_RUNNING * pl.col("running")))
+        & (pl.col("token_usage").fill_null(0) < KV_ROOM)
+    )
+    if stalled.height < MIN_ROWS or stalled.height < 0.5 * t.height:
+        return []
+    span = stalled["ts"].max() - stalled["ts"].min() if stalled["ts"].null_count() == 0 else None
+    minutes = f" over {span.total_seconds() / 60:.0f} min" if span else ""
+    tput = stalled["gen_throughput"].median()
+    return [Finding(
+        id="hang", severity="critical",
+        title="Scheduler stalled: requests wait while almost nothing runs",
+        verdict=(f"In {stalled.height} of {t.height} stats intervals{minutes}, {stalled['queued'].min()}-"
+                 f"{stalled['queued'].max()} requests wait while only {stalled['running'].min()}-"
+                 f"{stalled['running'].max()} run (generation {tput:.1f} tok/s) with KV room left: waiting requests "
+                 "are not admitted. This is a stall, not a cap or memory."),
+        impact=0.9, impact_text="waiting requests are not served",
+        recommendation=("Look for a scheduler stall: upgrade past known admission deadlocks, disable the feature "
+                        "in the path (multi-step scheduling, chunked prefill, prefix caching) to bisect, and check "
+                        "prompt lengths against max_num_batched_tokens / --chunked-prefill-size."),
+        confidence="medium", evidence=ctx.evidence(stalled.head(3)),
+        metrics={"stalled_intervals": stalled.height, "queue_max": stalled["queued"].max(),
+                 "running_max": stalled["running"].max()},
+    )]
