@@ -48,7 +48,8 @@ def test_09_sglang_040_block_with_typo_and_failed_requests(ingest_one):
     assert run.config()["bench.num_prompts"] == "3000"
     assert run.metrics()["sweep"].summary["failed"] == 1352
     found = {f.id: f for f in diagnose(run)}
-    failed = found["bench-failed-requests"]
+    failed = found["bench-failures"]
+    assert failed.metrics["problem"] == "failed-requests"
     assert failed.severity == "critical" and failed.metrics["failed"] == 1352
     assert [e.line for e in failed.evidence] == [1, 6] and "1648" in failed.evidence[1].text
     assert "bench-overload" in found and "44.3 s" in found["bench-overload"].verdict
@@ -62,7 +63,8 @@ def test_11_sglang_054_accept_length_low_concurrency_retokenized(ingest_one):
     assert (row["output_tokens"], row["output_tokens_retokenized"]) == (512000, 231736)
     assert {"key": "Total input vision tokens", "value": "0"} in row["extra"]
     found = ids(run)
-    assert "bench-low-concurrency" in found and "bench-retokenized-mismatch" in found
+    problems = {f.metrics["problem"] for f in diagnose(run) if f.id == "bench-failures"}
+    assert problems == {"low-concurrency", "retokenized-mismatch"}
     assert "bench-overload" not in found  # --max-concurrency holds requests back on the client
 
 

@@ -1,12 +1,12 @@
 """Benchmark results that cannot be taken at face value: one module, four findings.
 
-* bench-failed-requests: requests that failed (vLLM's `Failed requests`; for sglang, which
+* bench-failures (failed-requests): requests that failed (vLLM's `Failed requests`; for sglang, which
   prints no count, prompts sent - `Successful requests`). Throughput and latency then
   describe only the survivors (sample sglang/09: 1648 of 3000 succeeded).
-* bench-low-concurrency: the concurrency the client achieved (mean requests in flight) far
+* bench-failures (low-concurrency): the concurrency the client achieved (mean requests in flight) far
   below what was requested: the sweep step measured a lighter load than its label says
   (too few prompts to reach steady state, a request rate that throttles, a slow client).
-* bench-retokenized-mismatch: sglang re-tokenizes the streamed text; far fewer tokens than
+* bench-failures (retokenized-mismatch): sglang re-tokenizes the streamed text; far fewer tokens than
   the server counted means the output does not round-trip (garbage after ignore_eos, special
   tokens, a tokenizer mismatch), so tokens/s may count tokens no user would see (sample
   sglang/11: 231736 retokenized of 512000).
@@ -47,7 +47,7 @@ def _failed(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
     total, failed = int(bad["completed"].sum() + bad["failed"].sum()), int(bad["failed"].sum())
     at = f" at C={worst['c']}" if worst["c"] is not None else ""
     return [Finding(
-        id="bench-failed-requests",
+        id="bench-failures",
         severity="critical" if worst["share"] >= FAILED_CRITICAL else "warning",
         title=f"{failed:,} benchmark requests failed",
         verdict=(f"{failed:,} of {total:,} requests failed in {bad.height} benchmark result(s) (worst {worst['share']:.0%}"
@@ -59,7 +59,7 @@ def _failed(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
                         "client output or the server log; lower the request rate or concurrency, or raise the "
                         "client timeout, and rerun before comparing numbers."),
         evidence=_prompts_line(ctx, worst) + bench_evidence(ctx.run, worst, "completed", "failed"),
-        metrics={"failed": failed, "requests": total, "worst_share": round(float(worst["share"]), 3)},
+        metrics={"problem": "failed-requests", "failed": failed, "requests": total, "worst_share": round(float(worst["share"]), 3)},
     )]
 
 
@@ -70,7 +70,7 @@ def _low_concurrency(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
     worst = low.sort("ratio").row(0, named=True)
     prompts = f" with {worst['num_prompts']} prompts" if worst["num_prompts"] else ""
     return [Finding(
-        id="bench-low-concurrency",
+        id="bench-failures",
         severity="warning",
         title=f"Achieved concurrency {worst['achieved']:.0f} of {worst['c']} requested",
         verdict=(f"At C={worst['c']}{prompts} the client kept only {worst['achieved']:.1f} requests in flight on "
@@ -83,7 +83,7 @@ def _low_concurrency(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
                         "machine is not the bottleneck."),
         confidence="medium",
         evidence=bench_evidence(ctx.run, worst, "max_concurrency", "concurrency", "peak_concurrency"),
-        metrics={"c": worst["c"], "achieved": round(float(worst["achieved"]), 2), "results": low.height},
+        metrics={"problem": "low-concurrency", "c": worst["c"], "achieved": round(float(worst["achieved"]), 2), "results": low.height},
     )]
 
 
@@ -94,7 +94,7 @@ def _retokenized(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
         return []
     worst = gap.sort(pl.col("gap").abs(), descending=True).row(0, named=True)
     return [Finding(
-        id="bench-retokenized-mismatch",
+        id="bench-failures",
         severity="warning",
         title=f"Retokenized output {worst['gap']:.0%} off the generated token count",
         verdict=(f"The client re-tokenized {worst['output_tokens_retokenized']:,} tokens from the streamed text "
@@ -107,7 +107,7 @@ def _retokenized(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
                         "end naturally, and make the client use the server's tokenizer."),
         confidence="medium",
         evidence=bench_evidence(ctx.run, worst, "output_tokens", "output_tokens_retokenized"),
-        metrics={"generated": worst["output_tokens"], "retokenized": worst["output_tokens_retokenized"]},
+        metrics={"problem": "retokenized-mismatch", "generated": worst["output_tokens"], "retokenized": worst["output_tokens_retokenized"]},
     )]
 
 
