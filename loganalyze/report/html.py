@@ -22,6 +22,7 @@ from pathlib import Path
 
 import altair as alt
 
+from loganalyze.redact import redact_obj
 from loganalyze.report import charts
 from loganalyze.report.model import ReportData, RunData, builder_version
 from loganalyze.report.tables import Table, all_metrics, config_table, fmt, key_metrics, sources_table, unparsed_table
@@ -208,24 +209,25 @@ def render_findings(data: ReportData) -> str:
     return "".join(out)
 
 
-def chart_specs(data: ReportData) -> list[tuple[str, str, charts.ChartKind]]:
-    """(heading, Vega-Lite JSON, kind) of every chart with data, per run then compared across runs."""
-    out = []
+def chart_specs(data: ReportData) -> list[tuple[str, dict, charts.ChartKind]]:
+    """(heading, Vega-Lite spec, kind) of every chart with data, per run then compared across runs.
+
+    Specs are redacted here, as data: their strings (phase and transport names, run names)
+    come from frames that the model leaves unredacted because they hold millions of rows."""
+    drawn = []
     for run in data.subjects:
         for kind in charts.PER_RUN:
             family = run.families.get(kind.family)
-            chart = kind.draw(family) if family else None
-            if chart is not None:
-                out.append((run.name, charts.spec(chart), kind))
+            drawn.append((run.name, kind.draw(family) if family else None, kind))
     for kind in charts.COMPARED:
         families = {r.name: r.families[kind.family] for r in data.runs if kind.family in r.families}
-        chart = kind.draw(charts.stacked(families)) if families else None
-        if chart is not None:
-            out.append(("all runs" if len(data.runs) > 1 else data.runs[0].name, charts.spec(chart), kind))
-    return out
+        who = "all runs" if len(data.runs) > 1 else data.runs[0].name
+        drawn.append((who, kind.draw(charts.stacked(families)) if families else None, kind))
+    clean = redact_obj if data.redacted else (lambda spec: spec)
+    return [(who, clean(json.loads(charts.spec(chart))), kind) for who, chart, kind in drawn if chart is not None]
 
 
-def render_charts(specs: list[tuple[str, str, charts.ChartKind]], several: bool) -> str:
+def render_charts(specs: list[tuple[str, dict, charts.ChartKind]], several: bool) -> str:
     """Chart placeholders, grouped under a heading per run when the report has several."""
     if not specs:
         return ""
@@ -241,9 +243,9 @@ def render_charts(specs: list[tuple[str, str, charts.ChartKind]], several: bool)
             f"this file; nothing is downloaded).</p></noscript>{body}")
 
 
-def spec_json(specs: list[tuple[str, str, charts.ChartKind]]) -> str:
+def spec_json(specs: list[tuple[str, dict, charts.ChartKind]]) -> str:
     """The charts' specs as JSON safe inside a <script> element (no '<' left to close it)."""
-    items = [{"id": f"chart-{i}", "spec": json.loads(spec)} for i, (_, spec, _) in enumerate(specs)]
+    items = [{"id": f"chart-{i}", "spec": spec} for i, (_, spec, _) in enumerate(specs)]
     return json.dumps(items, separators=(",", ":"), sort_keys=True).replace("<", "\\u003c")
 
 

@@ -17,10 +17,11 @@ import polars as pl
 
 import loganalyze
 from loganalyze import metrics
-from loganalyze.diagnosis import diagnose
+from loganalyze.diagnosis import CHECKS, rank
+from loganalyze.diagnosis.base import Context, Finding
 from loganalyze.metrics.base import Family
 from loganalyze.metrics.breakeven import break_even
-from loganalyze.redact import redact_frame, redact_obj
+from loganalyze.redact import redact_obj
 from loganalyze.report.tables import unparsed_templates
 from loganalyze.run import Run
 
@@ -58,6 +59,7 @@ class ReportData:
     runs: list[RunData]
     baseline: str | None
     inputs_digest: str
+    redacted: bool = True
 
     @property
     def subjects(self) -> list[RunData]:
@@ -100,12 +102,14 @@ def _identity(x: Any) -> Any:
 
 
 def _clean_family(family: Family, redact: bool) -> Family:
-    """The family without log-text columns, its strings redacted."""
+    """The family without log-text columns, its summary and notes redacted.
+
+    Frames are not redacted here: only the few hundred chart points drawn from them leave
+    the report (html.chart_specs redacts those), and a 1 GB run's frames hold millions of rows.
+    """
     clean = redact_obj if redact else _identity
-    frames = {}
-    for name, frame in family.frames.items():
-        frame = frame.drop([c for c in LOG_TEXT_COLUMNS if c in frame.columns])
-        frames[name] = redact_frame(frame) if redact else frame
+    frames = {name: frame.drop([c for c in LOG_TEXT_COLUMNS if c in frame.columns])
+              for name, frame in family.frames.items()}
     return replace(family, summary=clean(family.summary), frames=frames, notes=clean(family.notes))
 
 
@@ -122,25 +126,36 @@ def with_break_even(families: dict[str, Family], baseline: dict[str, Family] | N
     return {**families, "speculative": replace(spec, frames={**spec.frames, "break_even": table})}
 
 
-def collect_run(run: Run, baseline: Run | None, redact: bool, is_baseline: bool = False) -> RunData:
+def findings(run: Run, families: dict[str, Family], baseline: Run | None,
+             base_families: dict[str, Family] | None) -> list[Finding]:
+    """What `diagnose(run, baseline)` returns, from metrics already computed: computing them
+    again for the diagnosis would double the report's time (a minute on a 1 GB run)."""
+    ctx = Context(run, families, baseline, base_families)
+    return rank([finding for check in CHECKS for finding in check(ctx)])
+
+
+def collect_run(run: Run, families: dict[str, Family], baseline: Run | None,
+                base_families: dict[str, Family] | None, redact: bool, is_baseline: bool = False) -> RunData:
     """One run's report data; a baseline that is only a point of comparison gets no findings."""
     clean = redact_obj if redact else _identity
-    findings = [] if is_baseline else [clean(f.to_dict()) for f in diagnose(run, baseline)]
+    found = [] if is_baseline else [clean(f.to_dict()) for f in findings(run, families, baseline, base_families)]
     sources = [clean({k: s.get(k) for k in SOURCE_KEYS}) for s in run.info["sources"]]
-    families = with_break_even(metrics.compute(run), metrics.compute(baseline) if baseline else None)
-    return RunData(run.name, {k: _clean_family(f, redact) for k, f in families.items()}, findings,
+    families = with_break_even(families, base_families)
+    return RunData(run.name, {k: _clean_family(f, redact) for k, f in families.items()}, found,
                    clean(run.config()), sources, unparsed_templates(run, redact), is_baseline)
 
 
 def collect(runs: list[Run], baseline: Run | None, redact: bool = True) -> ReportData:
-    """Every run's data; a baseline not among `runs` comes first, as a column to compare against."""
-    names = {r.name for r in runs}
-    data = []
-    if baseline is not None and baseline.name not in names:
-        data.append(collect_run(baseline, None, redact, is_baseline=True))
+    """Every run's data, metrics computed once per run; a baseline not among `runs` comes first,
+    as a column to compare against."""
+    extra = [baseline] if baseline is not None and baseline.name not in {r.name for r in runs} else []
+    families = {r.name: metrics.compute(r) for r in extra + list(runs)}
+    base = families[baseline.name] if baseline is not None else None
+    data = [collect_run(b, families[b.name], None, None, redact, is_baseline=True) for b in extra]
     for r in runs:
-        data.append(collect_run(r, baseline if baseline is not None and baseline.name != r.name else None, redact))
-    all_runs = ([baseline] if data and data[0].is_baseline else []) + list(runs)
-    digest = inputs_digest({r.name: [s["sha256"] for s in r.info["sources"]] for r in all_runs},
+        against = baseline is not None and baseline.name != r.name
+        data.append(collect_run(r, families[r.name], baseline if against else None, base if against else None,
+                                redact))
+    digest = inputs_digest({r.name: [s["sha256"] for s in r.info["sources"]] for r in extra + list(runs)},
                            baseline.name if baseline else None)
-    return ReportData(data, baseline.name if baseline else None, digest)
+    return ReportData(data, baseline.name if baseline else None, digest, redact)
