@@ -17,7 +17,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from loganalyze.errors import LoganalyzeError
-from loganalyze.store import CATALOG, REPAIR_HINT, RUN_NAME, SOURCE_ID, TABLE_NAME, Store, remove_paths
+from loganalyze.store import CATALOG, REPAIR_HINT, RUN_NAME, SOURCE_ID, TABLE_NAME, Store, remove_paths, write_errors
+
+LEFTOVER = "not in the catalog (an interrupted ingest or a removed source)"
 
 
 @dataclass
@@ -151,9 +153,13 @@ def _catalog_or_rebuilt(store: Store, result: CheckResult, repair: bool) -> dict
     try:
         return store.catalog()
     except LoganalyzeError as e:
-        why = str(e).split(": ", 1)[1].removesuffix(f"; {REPAIR_HINT}")
-        result.problems.append(Problem("catalog", str(store.root / CATALOG), why))
-        return _rebuild_catalog(store, result) if repair else None
+        path = store.root / CATALOG
+        why = str(e).removeprefix(f"{path}: ").removesuffix(f"; {REPAIR_HINT}")
+        result.problems.append(Problem("catalog", str(path), why))
+        if not repair:
+            return None
+        with write_errors(store.root, "repair the store"):
+            return _rebuild_catalog(store, result)
 
 
 def check(store: Store, repair: bool = False) -> CheckResult:
@@ -171,11 +177,17 @@ def check(store: Store, repair: bool = False) -> CheckResult:
                 found = _source_problems(store, run, src)
                 result.problems += found
                 damaged |= {(run, src["id"])} if found else set()
-        result.problems += [Problem("leftover", str(p), "not in the catalog (an interrupted ingest or a removed source)") for p in store.leftovers()]
+        result.problems += [Problem("leftover", str(p), LEFTOVER) for p in store.leftovers()]
         if repair:
-            if damaged:
-                _remove_sources(store, cat, damaged, result)
-                store.write_catalog(cat)
-            result.removed = remove_paths(store.leftovers())
-            result.repaired = True
+            _repair(store, cat, damaged, result)
     return result
+
+
+def _repair(store: Store, cat: dict, damaged: set[tuple[str, str]], result: CheckResult) -> None:
+    """Unlist the damaged sources (one atomic catalog write), then remove every unlisted file."""
+    with write_errors(store.root, "repair the store"):
+        if damaged:
+            _remove_sources(store, cat, damaged, result)
+            store.write_catalog(cat)
+        result.removed = remove_paths(store.leftovers())
+    result.repaired = True

@@ -31,9 +31,10 @@ import pyarrow.parquet as pq
 from loganalyze.errors import LoganalyzeError
 from parsers.tables import SCHEMAS, conform, empty
 
-RUN_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
-TABLE_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
-SOURCE_ID = re.compile(r"[0-9a-f]{16}")
+# \Z, not $: `$` also matches before a final newline, and a name is used as a path.
+RUN_NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}\Z")
+TABLE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}\Z")
+SOURCE_ID = re.compile(r"^[0-9a-f]{16}\Z")
 CATALOG = "catalog.json"
 REPAIR_HINT = "run `loganalyze check --repair`"
 
@@ -210,9 +211,10 @@ class Store:
         """Publish staged sources into `run` (a new run<N> if None) with one catalog write.
 
         Under the lock, so that concurrent ingests see each other's commits: the duplicate
-        check, the new run's name and the catalog's read-modify-write. On any failure the
-        files moved so far are removed again. Returns the run and, per source, whether it
-        was added (False: the run already had it).
+        check, the new run's name and the catalog's read-modify-write. When a write fails
+        (full disk) the parts moved so far are removed again; after a crash or an interrupt
+        they are unlisted leftovers for `cleanup`. Returns the run and, per source, whether
+        it was added (False: the run already had it).
         """
         with self.lock():
             cat = self.catalog()
@@ -235,7 +237,7 @@ class Store:
                     cat["runs"][run] = entry_of_run
                     with write_errors(self.root, "write the catalog"):
                         self.write_catalog(cat)
-            except BaseException:
+            except LoganalyzeError:  # a write failed before the catalog changed: take the parts back
                 for f in published:
                     f.unlink(missing_ok=True)
                 raise
