@@ -81,11 +81,17 @@ pre.evidence .ev { display: block; padding-left: 1.5em; text-indent: -1.5em; }
 pre.evidence .ev + .ev { border-top: 1px dotted var(--line); margin-top: .2rem; padding-top: .2rem; }
 pre.evidence .where { color: var(--accent); }
 details { margin: .4rem 0; }
+dl.numbers { display: flex; flex-wrap: wrap; gap: .2rem 1.2rem; margin: .3rem 0; font-size: .85rem; }
+dl.numbers dt { display: inline; color: var(--muted); }
+dl.numbers dd { display: inline; margin: 0 0 0 .35em; font-weight: 600; font-variant-numeric: tabular-nums;
+                overflow-wrap: anywhere; }
 summary { cursor: pointer; color: var(--accent); }
 .table-wrap { overflow-x: auto; margin: .5rem 0 1rem; }
 table { border-collapse: collapse; width: 100%; font-size: .9rem; }
 th, td { border: 1px solid var(--line); padding: .3rem .5rem; text-align: left; vertical-align: top;
-         overflow-wrap: anywhere; }
+         overflow-wrap: break-word; }
+td:first-child { min-width: 9rem; }
+td.code { overflow-wrap: anywhere; min-width: 8rem; }
 th { background: var(--bg-soft); }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.differs td { background: var(--diff); font-weight: 600; }
@@ -105,7 +111,7 @@ footer { color: var(--muted); font-size: .8rem; margin-top: 2rem; padding-bottom
   body { font-size: 10.5pt; }
   main, header, footer { max-width: none; padding: 0; }
   .charts { grid-template-columns: 1fr 1fr; }
-  details { display: block; } details > summary { display: none; }
+  details::details-content { content-visibility: visible; display: block; } details > summary { display: none; }
   h2 { break-after: avoid; } tr { break-inside: avoid; }
   .verdict, pre.evidence, th, tr.differs td, .badge { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
   a { color: inherit; }
@@ -176,7 +182,7 @@ def render_finding(f: dict) -> str:
     sev = f["severity"]
     evidence = "".join(f"<span class=\"ev\"><span class=\"where\">{e(ev['path'])}:{e(ev['line'])}</span>  "
                        f"{e(ev['text'])}</span>" for ev in f["evidence"])
-    numbers = "".join(f"<tr><td>{e(k)}</td><td>{e(fmt(k, v))}</td></tr>" for k, v in f["metrics"].items()
+    numbers = "".join(f"<div><dt>{e(k)}</dt><dd>{e(fmt(k, v))}</dd></div>" for k, v in f["metrics"].items()
                       if not isinstance(v, (list, dict)) or len(str(v)) < 200)
     return (
         f"<article class=\"finding {e(sev)}\">"
@@ -186,8 +192,7 @@ def render_finding(f: dict) -> str:
         f"<p><span class=\"label\">Impact:</span> {e(f['impact_text'])}</p>"
         + (f"<pre class=\"evidence\">{evidence}</pre>" if evidence else "")
         + f"<p><span class=\"label\">Recommendation:</span> {e(f['recommendation'])}</p>"
-        + (f"<details><summary>Numbers</summary><div class=\"table-wrap\"><table><tbody>{numbers}</tbody>"
-           f"</table></div></details>" if numbers else "")
+        + (f"<details><summary>Numbers</summary><dl class=\"numbers\">{numbers}</dl></details>" if numbers else "")
         + "</article>")
 
 
@@ -271,12 +276,13 @@ def render_html(data: ReportData, command: str) -> str:
     specs = chart_specs(data)
     scripts = [vega_bundle(), EMBED] if specs else []
     several = len(data.runs) > 1
+    comparing = len(data.subjects) > 1  # several runs under study: their numbers side by side come first
     sources = sum(len(r.sources) for r in data.runs)
     body = (
         f"<header><h1>{e(data.title)}</h1><p class=\"meta\">{sources} source file(s); built by loganalyze "
         f"{e(builder_version())}; inputs {e(data.inputs_digest[:16])}</p></header><main>"
-        + render_verdict(data) + (render_numbers(data) if several else "") + render_findings(data)
-        + render_charts(specs, several) + ("" if several else render_numbers(data)) + render_tables(data)
+        + render_verdict(data) + (render_numbers(data) if comparing else "") + render_findings(data)
+        + render_charts(specs, several) + ("" if comparing else render_numbers(data)) + render_tables(data)
         + f"</main><footer><p>Rebuild: <code>{e(command)}</code>. Secrets in log text are redacted unless "
         "--no-redact was given. No part of this file loads anything from the network.</p></footer>")
     script_tags = (f"<script type=\"application/json\" id=\"chart-specs\">{spec_json(specs)}</script>"

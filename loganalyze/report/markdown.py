@@ -59,7 +59,7 @@ def numbers(data: ReportData) -> list[str]:
 
 def render_markdown(data: ReportData, command: str) -> str:
     """Verdict, (comparing: key numbers), findings, (single run: key numbers), settings, sources."""
-    several = len(data.runs) > 1
+    several = len(data.subjects) > 1  # several runs under study: their numbers side by side come first
     out = [f"# {prose(data.title)}", "", f"<!-- loganalyze-inputs: {data.inputs_digest} -->", ""]
     for run in data.subjects:
         text = " ".join(f"**{prose(lead)}** {prose(rest)}" for lead, rest in run.verdict())
