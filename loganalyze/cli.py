@@ -211,6 +211,7 @@ def compare(runs, store, out_format, no_redact):
       loganalyze compare base eagle3 --format csv > compare.csv
     """
     from loganalyze.compare import compare as compare_runs
+    from loganalyze.redact import redact_frame
     from loganalyze.render import render_compare_md, render_compare_text
 
     s = Store(store)
@@ -218,7 +219,7 @@ def compare(runs, store, out_format, no_redact):
     if out_format == "json":
         print_json({"runs": list(runs), "rows": frame.to_dicts()}, redact=not no_redact)
     elif out_format == "csv":
-        click.echo(frame.write_csv(), nl=False)
+        click.echo((frame if no_redact else redact_frame(frame)).write_csv(), nl=False)
     elif out_format == "md":
         click.echo(render_compare_md(frame, redact=not no_redact))
     else:

@@ -146,6 +146,7 @@ def test_no_secret_in_any_output(planted, tmp_path):
     outputs = {f"show {f}": cli(planted, "show", "planted", "--format", f) for f in ("text", "json")}
     outputs |= {f"diagnose {f}": cli(planted, "diagnose", "planted", "--format", f) for f in ("text", "json", "md")}
     outputs |= {f"metrics {f}": cli(planted, "metrics", "planted", "--format", f) for f in ("text", "json", "csv")}
+    outputs |= {f"compare {f}": cli(planted, "compare", "planted", "--format", f) for f in ("text", "md", "json", "csv")}
     for table in ("config", "stats", "unparsed"):
         outputs |= {f"query {table} {f}": cli(planted, "query", f"SELECT * FROM {table}", "--format", f)
                     for f in ("table", "json", "csv")}
