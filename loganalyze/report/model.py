@@ -3,7 +3,9 @@
 The report reads metrics families and findings, never tables of raw lines; the one
 exception is the `unparsed` table, summarised as masked templates (see tables.py).
 Redaction happens here, before any escaping: an escaped quote (`&#x27;`) would hide a
-secret from the patterns, so renderers only ever see strings that are already clean.
+secret from the patterns, so renderers only see strings that are already clean. The one
+exception is chart data: frames stay as they are (millions of rows) and the few hundred
+points drawn from them are redacted where the specs are built (html.chart_specs).
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ class RunData:
 
 @dataclass
 class ReportData:
+    """Every run of the report (a baseline that is not under study first) and how it was built."""
+
     runs: list[RunData]
     baseline: str | None
     inputs_digest: str
