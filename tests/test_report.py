@@ -288,7 +288,7 @@ def test_example_reports_are_fresh():
         path = REPORTS / report.file
         assert path.exists(), f"{path} missing: run `make reports`"
         assert recorded_digest(path.read_text()) == build.expected_digest(report), \
-            f"{path.name} is stale (inputs or report code changed): run `make reports` and commit reports/"
+            f"{path.name} is stale (inputs or loganalyze code changed): run `make reports` and commit reports/"
 
 
 def test_report_is_deterministic(planted):
