@@ -33,6 +33,7 @@ ANSI = r"\x1b\[[0-9;?]*[A-Za-z]"
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 HASH_BLOCK = 1 << 20
+DRAIN_BLOCK = 8 << 20
 
 OPEN_ERRORS = {
     errno.ENOENT: "no such file",
@@ -91,15 +92,17 @@ class _Snapshot(io.RawIOBase):
         return True
 
     def readinto(self, buf) -> int:
-        data = os.pread(self.fd, min(len(buf), self.size - self.pos), self.pos)
-        buf[: len(data)] = data
-        self.pos += len(data)
-        self.hash.update(data)
-        return len(data)
+        # Straight into the caller's buffer: no copy (hashing releases the GIL).
+        view = memoryview(buf).cast("B")[: max(0, min(len(buf), self.size - self.pos))]
+        n = os.preadv(self.fd, [view], self.pos) if len(view) else 0
+        self.pos += n
+        self.hash.update(view[:n])
+        return n
 
     def drain(self) -> str:
         """Hash what the decompressor left unread (trailing bytes) and return the digest."""
-        while self.read(HASH_BLOCK):
+        buf = bytearray(DRAIN_BLOCK)
+        while self.readinto(buf):
             pass
         return self.hash.hexdigest()
 
@@ -224,16 +227,32 @@ def read_batches(source: Input | Path, stats: ReadStats, batch_bytes: int = BATC
             raise LoganalyzeError(f"{source.path}: binary data, not a text log")
         first = False
         stats.bytes_read += len(chunk)
-        text = chunk.decode("utf-8", errors="replace")
-        stats.bad_utf8 += text.count("\ufffd")
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        frame = pl.DataFrame({"text": pl.Series(lines, dtype=pl.String)}).with_columns(
+        lines, bad = _split_lines(chunk)
+        stats.bad_utf8 += bad
+        if b"\x1b" in chunk:
+            lines = lines.str.replace_all(ANSI, "")
+        frame = lines.to_frame("text").with_columns(
             line_no=pl.int_range(stats.lines + 1, stats.lines + 1 + len(lines), dtype=pl.Int64),
-            text=pl.col("text").str.strip_suffix("\r").str.replace_all(ANSI, ""),
         )
         stats.lines += len(lines)
-        blank = frame["text"].str.strip_chars().str.len_bytes() == 0
+        blank = frame["text"].str.contains(r"^\s*$")  # what str.strip_chars() empties
         stats.blank += int(blank.sum())
         yield frame.filter(~blank).select("line_no", "text")
+
+
+def _split_lines(chunk: bytes) -> tuple[pl.Series, int]:
+    """The chunk's lines without their CR LF / LF, and how many U+FFFD its decoding holds.
+
+    Valid UTF-8 (the usual case) is split by polars without a Python string per line;
+    otherwise Python decodes it, each bad byte sequence becoming U+FFFD. Both keep a CR
+    inside a line and take off one CR before the LF (or at the end of the chunk).
+    """
+    try:
+        lines = pl.read_lines(chunk, name="text")["text"]
+        return lines, (chunk.count("\ufffd".encode()) if b"\xef" in chunk else 0)  # memchr first
+    except Exception:  # invalid UTF-8 (or a polars without read_lines)
+        text = chunk.decode("utf-8", errors="replace")
+        split = text.split("\n")
+        if split and split[-1] == "":
+            split.pop()
+        return pl.Series("text", split, dtype=pl.String).str.strip_suffix("\r"), text.count("\ufffd")

@@ -69,23 +69,42 @@ def classify(fmt: LogFormat) -> pl.Expr:
     return expr.otherwise(pl.lit(None, pl.String)).alias("kind")
 
 
+def _any_of(needles: tuple[str, ...] | list[str]) -> pl.Expr:
+    """`msg` contains one of the literals (one regex over all: much faster than one pass each)."""
+    if len(needles) == 1:
+        return pl.col("msg").str.contains(needles[0], literal=True)
+    return pl.col("msg").str.contains("|".join(regex.escape(n) for n in needles))
+
+
+def _needles(kind: LineKind) -> tuple[str, ...]:
+    return (kind.needle,) if isinstance(kind.needle, str) else tuple(kind.needle)
+
+
 def classify_rows(fmt: LogFormat, frame: pl.DataFrame) -> pl.Series:
     """`classify(fmt)` evaluated on `frame`, without testing every needle on every line.
 
     Kinds are tried in order on the lines no earlier kind took, so a line leaves the
     chain at its own kind: most lines of a busy log meet two or three needles, not all.
-    A kind's regex (and level filter) runs only on the lines its needle found.
+    A kind's regex (and level filter) runs only on the lines its needle found. Lines with
+    none of the remaining kinds' needles are dropped at once (at the start for an
+    embeddable format, whose needles most lines of a file lack; else once half are classified).
     """
     kinds = [k for k in fmt.kinds if not k.fallback]
     kind = pl.repeat(None, frame.height, dtype=pl.String, eager=True).alias("kind")
     todo = frame.select("msg", *(["level"] if "level" in frame.columns else [])).with_row_index("__i")
-    for k in kinds:
+    sift, sifted = fmt.embeddable, False
+    for at, k in enumerate(kinds):
         if todo.height == 0:
             break
-        needles = (k.needle,) if isinstance(k.needle, str) else k.needle
-        hit = pl.any_horizontal([pl.col("msg").str.contains(n, literal=True) for n in needles])
-        cand = todo.filter(hit)
-        if cand.height == 0:
+        if not sifted and (sift or todo.height * 2 < frame.height):
+            rest = [n for later in kinds[at:] for n in _needles(later)]
+            if all(rest):
+                todo = todo.filter(_any_of(rest))
+            sifted = True
+            if todo.height == 0:
+                break
+        hit = todo.select(_any_of(_needles(k))).to_series()
+        if not hit.any():
             continue
         if k.match or k.levels:
             test = pl.lit(True)
@@ -93,11 +112,14 @@ def classify_rows(fmt: LogFormat, frame: pl.DataFrame) -> pl.Series:
                 test = test & pl.col("msg").str.contains(k.match)
             if k.levels:
                 test = test & pl.col("level").is_in(k.levels)
-            cand = cand.filter(test)
-            if cand.height == 0:
+            at_hit = hit.arg_true()
+            passed = todo[at_hit].select(test).to_series()
+            if not passed.all():
+                hit = hit.scatter(at_hit.filter(~passed), False)
+            if not hit.any():
                 continue
-        kind = kind.scatter(cand["__i"], k.name)
-        todo = todo.filter(~pl.col("__i").is_in(cand["__i"].implode()))
+        kind = kind.scatter(todo["__i"].filter(hit), k.name)
+        todo = todo.filter(~hit)
     return kind
 
 
@@ -195,10 +217,13 @@ def prefix_groups(prefix: str, text: pl.Series) -> pl.Series:
         return text.str.extract_groups(prefix).alias(PFX)
     names = list(regex.compile(prefix).groupindex)
     head_re, tail_re = plan
-    head = text.str.extract_groups(head_re).struct.unnest()
-    rest = text.str.slice(head[PFX].str.len_chars())
+    if head_re == f"^(?P<{PFX}>)":  # the prefix is the message alone
+        head, rest = pl.DataFrame(), text
+    else:
+        head = text.str.extract_groups(head_re).struct.unnest()
+        rest = text.str.slice(head[PFX].str.len_chars())
     tail = rest.to_frame("msg") if tail_re is None else rest.str.extract_groups(tail_re).struct.unnest()
-    out = pl.concat([head.drop(PFX), tail], how="horizontal").select(names)
+    out = pl.concat([head.drop(PFX), tail], how="horizontal").select(names) if head.width else tail.select(names)
     missed = out["msg"].is_null()
     if missed.any():
         at = missed.arg_true()
@@ -280,13 +305,20 @@ def attach_continuations(frame: pl.DataFrame, fmt: LogFormat) -> pl.DataFrame:
             continue
         start = pl.col("kind") == kind.name
         cont = _where_unclaimed(kind.continuation)
+        if FAST:  # no start line or no continuation line: nobody gets an owner
+            if not (frame["kind"] == kind.name).any():
+                continue
+            found = frame.select(cont).to_series()
+            if not found.any():
+                continue
+            frame, cont = frame.with_columns(__cont=found), pl.col("__cont")
         run = (~(start | cont)).cum_sum()
         frame = frame.with_columns(
             owner=pl.coalesce(
                 "owner",
                 pl.when(cont).then(pl.when(start).then(pl.col("line_no")).forward_fill().over(run)),
             )
-        )
+        ).drop("__cont", strict=False)
     for kind in fmt.kinds:
         if kind.orphan and kind.continuation:
             frame = adopt_orphans(frame, kind)
@@ -301,6 +333,11 @@ def adopt_orphans(frame: pl.DataFrame, kind: LineKind) -> pl.DataFrame:
     takes the kind and the rest of the run belongs to it.
     """
     loose = pl.col("owner").is_null() & _where_unclaimed(kind.continuation)
+    if FAST:
+        found = frame.select(loose).to_series()
+        if not found.any():
+            return frame
+        frame, loose = frame.with_columns(__loose=found), pl.col("__loose")
     orphan = pl.when(loose).then(pl.col("msg")).str.contains(kind.orphan).fill_null(False) if FAST else (
         pl.col("msg").str.contains(kind.orphan))
     head = loose & ~loose.shift(1, fill_value=False) & orphan
@@ -308,13 +345,15 @@ def adopt_orphans(frame: pl.DataFrame, kind: LineKind) -> pl.DataFrame:
     return frame.with_columns(
         kind=pl.when(head).then(pl.lit(kind.name)).otherwise("kind"),
         owner=pl.when(loose & ~head).then(head_line).otherwise("owner"),
-    )
+    ).drop("__loose", strict=False)
 
 
 def claim_leftovers(frame: pl.DataFrame, fmt: LogFormat) -> pl.DataFrame:
     """Fallback kinds (a catch-all for WARNING lines, say) take lines nothing else took."""
     for kind in fmt.kinds:
         if kind.fallback:
+            if FAST and not frame.select((pl.col("kind").is_null() & pl.col("owner").is_null()).any()).item():
+                continue
             free = pl.col("kind").is_null() & pl.col("owner").is_null() & _needle_expr(kind)
             frame = frame.with_columns(kind=pl.when(free).then(pl.lit(kind.name)).otherwise("kind"))
     return frame
@@ -463,8 +502,12 @@ def _keys_by_skeleton(kind: LineKind, rows: pl.DataFrame, sk: Skeleton, groups: 
     for column in dict.fromkeys(k.column for k in kind.keys):
         if column in found:
             i, k = found[column]
-            v = pl.lit(slot(f"s{i}"))
-            raw = pl.when(v.str.ends_with(".") & (v.str.len_bytes() > 1)).then(v.str.head(-1)).otherwise(v)
+            got = slot(f"s{i}")
+            v = pl.lit(got)
+            if got.str.ends_with(".").any():  # VALUE leaves out a final dot
+                raw = pl.when(v.str.ends_with(".") & (v.str.len_bytes() > 1)).then(v.str.head(-1)).otherwise(v)
+            else:
+                raw = v
         else:
             k, raw = next(k for k in kind.keys if k.column == column), pl.lit(None, pl.String)
         exprs.append(_cast(raw, k.dtype, k.percent, commas=False).alias(f"__k_{column}"))
@@ -528,9 +571,15 @@ def extract(kind: LineKind, rows: pl.DataFrame) -> pl.DataFrame:
     Several keys may fill one column (`token usage` / `full token usage`): the first
     present wins. With `pack`, the named groups go into one JSON column instead.
     """
-    body = pl.col("body")
-    for pattern, replacement in kind.rewrites:
-        body = body.str.replace_all(pattern, replacement)
+    if FAST:  # a rewrite that matches no line changes nothing
+        body = rows["body"]
+        for pattern, replacement in kind.rewrites:
+            if body.str.contains(pattern).any():
+                body = body.str.replace_all(pattern, replacement)
+    else:
+        body = pl.col("body")
+        for pattern, replacement in kind.rewrites:
+            body = body.str.replace_all(pattern, replacement)
     rows = rows.with_columns(body=body)
     cols: dict[str, pl.Expr] = {}
     got: list[pl.Expr] = []
@@ -571,7 +620,7 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
     """
     if fmt.gate is not None:
         gates = [fmt.gate] if isinstance(fmt.gate, str) else list(fmt.gate)
-        gated = frame["text"].str.contains_any(gates)
+        gated = frame["text"].str.contains("|".join(regex.escape(g) for g in gates))
         inner = parse(replace(fmt, gate=None), frame.filter(gated), ctx) if gated.any() else None
         claimed = frame["line_no"].is_in(inner.claimed_lines.implode()) if inner else pl.Series([False] * frame.height)
         return Parsed(inner.tables if inner else {}, inner.lines if inner else {}, claimed)

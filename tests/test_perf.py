@@ -69,3 +69,25 @@ def test_fast_paths_give_the_plain_tables(tmp_path):
             assert tables.keys() == tables2.keys(), name
             for t in tables:
                 assert_frame_equal(tables[t], tables2[t])
+
+
+def test_reader_splits_lines_like_python_does():
+    """polars' line splitter (valid UTF-8) and the Python fallback agree on CRs, blanks, U+FFFD."""
+    from loganalyze.reader import _split_lines
+
+    def python(chunk: bytes) -> tuple[list[str], int]:
+        text = chunk.decode("utf-8", errors="replace")
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        return [x.removesuffix("\r") for x in lines], text.count("\ufffd")
+
+    for chunk in (b"a\n\n  \nb\r\nc\rd\n", b"x\ny", b"\n\nz\n", b"\n", b"a\r\n\r\n", b"a\r\r\n", b"a\r",
+                  "caf\u00e9 \ufffd \u2502 ok\n".encode(), b"bad \xff\xfe byte\nok\r\n", b"\t\x0b\n"):
+        lines, bad = _split_lines(chunk)
+        assert (lines.to_list(), bad) == python(chunk), chunk
+
+
+def test_blank_line_test_matches_strip():
+    s = pl.Series(["\u00a0", "\u200b", "\u3000 ", "\x1c", "\x85", "\ufeff", " a ", "", "\x0b\x0c\t"])
+    assert s.str.contains(r"^\s*$").to_list() == (s.str.strip_chars().str.len_bytes() == 0).to_list()
