@@ -19,6 +19,12 @@ COMPOSE = r"^[A-Za-z0-9_.-]+-\d+\s+\| (?P<body>.*)$"
 SYSLOG = rf"^(?P<sys_mon>{MONTHS}) (?P<sys_day>[ \d]\d) (?P<sys_time>\d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: (?P<body>.*)$"
 MPIRUN = r"^\[\d+,\d+\]<(?:stdout|stderr)>:(?P<body>.*)$"
 PROCESS = r"^\((?P<process>[^()]*?pid=\d+[^()]*)\) (?P<body>.*)$"
+# How each wrapper starts (the tests below, and PROCESS's bracket): a line that starts
+# with none of them has no wrapper, so a batch with no such line skips every pattern.
+ANY_START = (
+    rf"^(?:\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d|[A-Za-z0-9_.-]+-\d+\s+\| |(?:{MONTHS}) [ \d]\d \d\d:\d\d:\d\d "
+    r"|\[\d+,\d+\]<std|\()"
+)
 
 
 def _peel(frame: pl.DataFrame, pattern: str, extra: list[str]) -> pl.DataFrame:
@@ -36,6 +42,8 @@ def unwrap(frame: pl.DataFrame, year: int) -> pl.DataFrame:
     """
     if frame.height == 0:
         return frame.with_columns(wrap_ts=pl.lit(None, pl.Datetime("us")), process=pl.lit(None, pl.String))
+    if not frame["text"].str.contains(ANY_START).any():
+        return frame.with_columns(process=pl.lit(None, pl.String), wrap_ts=pl.lit(None, pl.Datetime("us")))
     text = frame["text"]
     out = frame
     if text.str.contains(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d").any():

@@ -91,3 +91,18 @@ def test_reader_splits_lines_like_python_does():
 def test_blank_line_test_matches_strip():
     s = pl.Series(["\u00a0", "\u200b", "\u3000 ", "\x1c", "\x85", "\ufeff", " a ", "", "\x0b\x0c\t"])
     assert s.str.contains(r"^\s*$").to_list() == (s.str.strip_chars().str.len_bytes() == 0).to_list()
+
+
+def test_unwrap_shortcut_gives_the_same_frame():
+    """A batch where no line starts like a wrapper skips the patterns: same columns, same values."""
+    from polars.testing import assert_frame_equal
+
+    from loganalyze import wrappers
+
+    plain = pl.DataFrame({"line_no": [1, 2], "text": ["[2026-01-02 03:00:00 TP0] Decode batch, #token: 1", "x"]})
+    wrapped = plain.vstack(pl.DataFrame({"line_no": [3], "text": ["(EngineCore pid=1) y"]}))
+    for frame in (plain, wrapped):
+        got = wrappers.unwrap(frame, 2026)
+        anchor = frame.vstack(pl.DataFrame({"line_no": [0], "text": ["(P pid=2) z"]}))
+        full = wrappers.unwrap(anchor, 2026).head(frame.height)  # one wrapped line forces every pattern
+        assert_frame_equal(got, full)
