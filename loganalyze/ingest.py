@@ -8,7 +8,9 @@ kept in `unparsed` with its line number. Counts are checked to add up to the lin
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -24,6 +26,7 @@ from parsers.engine import Context, guess_version, parse
 from parsers.spec import FileFormat, LogFormat
 
 SAMPLE_LINES = 2000
+PARSE_WORKERS = 2  # batches of one file parsed at once (see Pipeline)
 Progress = Callable[[int, int], None]
 
 
@@ -122,6 +125,52 @@ def read_whole_file(fmt: FileFormat, frame: pl.DataFrame, ctx: Context, staged: 
     stage_tables(staged, tables, lines, ctx, result)
 
 
+def stateful(fmt: LogFormat) -> bool:
+    """Whether parsing a batch needs the batches before it parsed first (year rollover, carried counters)."""
+    return any(k.carry for k in fmt.kinds) or any(f.complete == "year" for f in fmt.ts_formats)
+
+
+class Pipeline:
+    """Batches parsed on `workers` threads and written, in order, on one more.
+
+    polars releases the GIL, so reading batch N+1 (this thread), parsing N and N-1 and
+    writing N-2 use both cores. At most `workers` batches wait to be parsed and one to be
+    written, which bounds memory. A format whose batches depend on the one before gets
+    one parse worker: batches are then parsed in order.
+    """
+
+    def __init__(self, workers: int, write: Callable):
+        self.workers, self.write = workers, write
+        self.parsing = ThreadPoolExecutor(workers, thread_name_prefix="loganalyze-parse")
+        self.writing = ThreadPoolExecutor(1, thread_name_prefix="loganalyze-write")
+        self.parsed: deque = deque()
+        self.written: deque = deque()
+
+    def submit(self, parse: Callable, *args, done: Callable | None = None) -> None:
+        self.parsed.append((self.parsing.submit(parse, *args), done))
+        while len(self.parsed) > self.workers:
+            self._hand_over()
+
+    def _hand_over(self) -> None:
+        future, done = self.parsed.popleft()
+        self.written.append(self.writing.submit(self.write, *future.result()))
+        while len(self.written) > 1:
+            self.written.popleft().result()
+        if done:
+            done()
+
+    def finish(self) -> None:
+        while self.parsed:
+            self._hand_over()
+        while self.written:
+            self.written.popleft().result()
+
+    def close(self) -> None:
+        """Stop: batches not started are dropped, running ones are waited for."""
+        for pool in (self.parsing, self.writing):
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
 def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged: Staging,
                   as_format: str | None, year: int | None, progress: Progress | None,
                   taken: set[str]) -> tuple[SourceResult, dict | None]:
@@ -136,21 +185,36 @@ def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged:
     stats = ReadStats()
     result: SourceResult | None = None
     whole: list[pl.DataFrame] = []
-    for batch in read_batches(src, stats):
-        if result is None:
-            sample = unwrap(batch.head(SAMPLE_LINES), yr)["text"]
-            fmt = choose_format(sample, src.path, as_format)
-            version = guess_version(fmt, sample) if isinstance(fmt, LogFormat) else None
-            result = SourceResult(shown, src.sha256, fmt.name, version, 0, 0, year=yr, year_source=year_source)
-            ctx = Context(source=sid, year=yr, base_date=base_date)
-        if isinstance(fmt, FileFormat):
-            whole.append(batch)
-            continue
+
+    def parse_one(batch: pl.DataFrame) -> tuple[dict, dict]:
         frame = unwrap(batch.rename({"text": "raw"}).with_columns(text=pl.col("raw")), yr)
-        tables, lines = parse_batch(frame, fmt, ctx)
+        return parse_batch(frame, fmt, ctx)
+
+    def write_one(tables: dict, lines: dict) -> None:
         stage_tables(staged, tables, lines, ctx, result)
-        if progress:
-            progress(stats.bytes_read, stats.lines)
+
+    pipeline: Pipeline | None = None
+    try:
+        for batch in read_batches(src, stats):
+            if result is None:
+                sample = unwrap(batch.head(SAMPLE_LINES), yr)["text"]
+                fmt = choose_format(sample, src.path, as_format)
+                version = guess_version(fmt, sample) if isinstance(fmt, LogFormat) else None
+                result = SourceResult(shown, src.sha256, fmt.name, version, 0, 0, year=yr, year_source=year_source)
+                ctx = Context(source=sid, year=yr, base_date=base_date)
+                if isinstance(fmt, LogFormat):
+                    serial = any(map(stateful, [fmt, *parsers.embeddable()]))
+                    pipeline = Pipeline(1 if serial else PARSE_WORKERS, write_one)
+            if isinstance(fmt, FileFormat):
+                whole.append(batch)
+                continue
+            at = (stats.bytes_read, stats.lines)
+            pipeline.submit(parse_one, batch, done=(lambda at=at: progress(*at)) if progress else None)
+        if pipeline:
+            pipeline.finish()
+    finally:
+        if pipeline:
+            pipeline.close()
     if result is None:
         raise LoganalyzeError(f"{src.path}: no text lines (only blank lines)")
     if whole:
