@@ -7,6 +7,7 @@ the user can fix (LoganalyzeError) become one line on stderr and exit code 2.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -23,8 +24,9 @@ from loganalyze.render import (metrics_csv, print_json, render_findings_md, rend
                                render_metrics, render_runs, render_show)
 from loganalyze.store import Store
 
-STORE = click.option("--store", type=click.Path(file_okay=False, path_type=Path), default=None,
-                     help="Run store folder (default: $LOGANALYZE_STORE, else ~/.local/share/loganalyze).")
+STORE = click.option("--store", default=None,
+                     help="Run store: a folder or s3://bucket/prefix (default: $LOGANALYZE_STORE, else "
+                          "~/.local/share/loganalyze).")
 
 
 def fmt_option(*choices: str):
@@ -50,7 +52,10 @@ class Group(click.Group):
 @click.option("--formats", multiple=True, envvar="LOGANALYZE_FORMATS", type=click.Path(exists=True, path_type=Path),
               help="Format definitions to load: a .toml/.json file or a folder of them; repeatable "
                    "[default: $LOGANALYZE_FORMATS, ':'-separated]. See docs/formats.md.")
-def main(formats) -> None:
+@click.option("--s3-endpoint", envvar="LOGANALYZE_S3_ENDPOINT", default=None,
+              help="Endpoint of an S3-compatible object store for s3:// stores and inputs (MinIO, Ceph, ...) "
+                   "[default: $LOGANALYZE_S3_ENDPOINT, else $AWS_ENDPOINT_URL, else AWS].")
+def main(formats, s3_endpoint) -> None:
     """Find why an LLM inference deployment is slow, from its logs.
 
     \b
@@ -59,6 +64,8 @@ def main(formats) -> None:
     loganalyze report run42 -o run42.html                  # one self-contained HTML file
     """
     loganalyze.load_formats(formats)
+    if s3_endpoint:  # read where stores are opened, Ray workers included (they inherit the environment)
+        os.environ["LOGANALYZE_S3_ENDPOINT"] = s3_endpoint
 
 
 @main.command()
@@ -68,22 +75,36 @@ def main(formats) -> None:
 @click.option("--as", "as_format", default=None, help="Force the input format instead of detecting it.")
 @click.option("--year", type=int, default=None, help="Year for logs whose timestamps print none (vLLM).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Where files are parsed: here, one after another, or as Ray tasks, one per file "
+                   "(pip install 'loganalyze[ray]'; $RAY_ADDRESS, else a local cluster).")
+@click.option("--label", "labels", multiple=True, metavar="KEY=VALUE",
+              help="Label every source (repeatable): cluster=a, host=b, ... become query columns and "
+                   "name servers in `fleet summary`.")
 @fmt_option("text", "json")
-def ingest(paths, run, store, as_format, year, quiet, out_format):
+def ingest(paths, run, store, as_format, year, quiet, engine, labels, out_format):
     """Parse log files into the run store.
 
     PATHS are server logs (SGLang, vLLM), NCCL logs or benchmark outputs, plain, .gz or
-    .zst; '-' reads standard input. Every line ends in a typed table or, with its line
-    number, in `unparsed`; the counts are printed. Ingesting the same file into the same
-    run again adds nothing.
+    .zst; '-' reads standard input; s3://bucket/key names objects, and quoted globs
+    ('s3://logs/2026-11-29/**/*.log.gz') are expanded. Every line ends in a typed table
+    or, with its line number, in `unparsed`; the counts are printed. Ingesting the same
+    file into the same run again adds nothing. Concurrent ingests into one store are
+    safe: a local store is locked, an s3:// store's catalog is written conditionally
+    (If-Match), which the object store must support (AWS S3 and moto do);
+    otherwise serialise the writers yourself.
 
     \b
     Example:
       loganalyze ingest server.log nccl.log --run run42
       kubectl logs sglang-0 | loganalyze ingest - --run prod
+      loganalyze ingest 's3://logs/2026-11-29/**/*.log.gz' --store s3://fleet/store --engine ray
     """
-    bar = ProgressBar(enabled=not quiet)
-    result = do_ingest(paths, run=run, store=Store(store), as_format=as_format, year=year, progress=bar.update)
+    from loganalyze.ingest import parse_labels
+
+    bar = ProgressBar(enabled=not quiet and engine == "local")
+    result = do_ingest(paths, run=run, store=Store(store), as_format=as_format, year=year, progress=bar.update,
+                       engine=engine, labels=parse_labels(labels))
     bar.close()
     if out_format == "json":
         print_json(result.to_dict())
@@ -299,11 +320,15 @@ def complete_runs(ctx: click.Context, param: click.Parameter, incomplete: str) -
               help="Output format [default: from the -o extension, else table].")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the result to this file instead of standard output.")
-def query(sql, runs, store, out_format, output):
+@click.option("--where", "where", multiple=True, metavar="COLUMN=VALUE",
+              help="Only sources with this partition value (repeatable): date=2026-11-29, cluster=a, host=b, "
+                   "engine=vllm or another label; prunes files before reading.")
+def query(sql, runs, store, out_format, output, where):
     """Run SQL (polars SQL) over the store's tables.
 
     Tables: stats, config, events, requests, unparsed, spec and the tables formats add
-    (nccl_links, bench, ...), each holding every selected run, with a `run` column. Only
+    (nccl_links, bench, ...), each holding every selected run, with a `run` column and
+    the partition columns date, cluster, host, engine (and other --label keys). Only
     what the query needs is read; with -o FILE.parquet, .csv or .jsonl the result streams
     to the file. `table` shows at most 50 rows: use LIMIT, or another format, for more.
     Secrets in strings (API keys, tokens, passwords) are redacted.
@@ -315,11 +340,12 @@ def query(sql, runs, store, out_format, output):
       loganalyze query "SELECT * FROM events WHERE severity = 'critical'" -o critical.csv
     """
     from loganalyze import export
+    from loganalyze.ingest import parse_labels
     from loganalyze.query import query as run_query
     from loganalyze.redact import redact_frame
 
     fmt = out_format or (export.format_of(output) if output else None) or "table"
-    result = redact_frame(run_query(sql, runs, Store(store)))
+    result = redact_frame(run_query(sql, runs, Store(store), where=parse_labels(where)))
     if output is not None and fmt != "table":
         export.write(result, output, fmt)
         click.echo(f"wrote {output} ({fmt})", err=True)
@@ -377,6 +403,39 @@ def rm(run, store, yes):
                       abort=True)
     remove_run(run, s)
     click.echo(f"removed run {run}")
+
+
+@main.group()
+def fleet():
+    """Many servers at once: runs ingested with --label cluster=a --label host=b."""
+
+
+@fleet.command("summary")
+@STORE
+@click.option("--since", default="1d", show_default=True, help="Runs created since: 30m, 12h, 1d, 2w or a date (UTC).")
+@click.option("--where", "where", multiple=True, metavar="COLUMN=VALUE",
+              help="Only sources with this partition value (repeatable), e.g. cluster=a.")
+@fmt_option("text", "json")
+def fleet_summary(store, since, where, out_format):
+    """List the servers with findings, worst first.
+
+    A server is a source's cluster and host labels (without a host label, the file name
+    up to its first dot: logs/<day>/<cluster>/<host>.log.gz); each is diagnosed on its
+    own logs.
+
+    \b
+    Example:
+      loganalyze fleet summary --since 1d --store s3://fleet/store
+      loganalyze fleet summary --since 2026-11-29 --where cluster=a --format json
+    """
+    from loganalyze.fleet import parse_since, render_summary, summary
+    from loganalyze.ingest import parse_labels
+
+    data = summary(Store(store), parse_since(since), parse_labels(where))
+    if out_format == "json":
+        print_json(data)
+    else:
+        click.echo(render_summary(data))
 
 
 @main.command("formats")

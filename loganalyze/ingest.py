@@ -7,7 +7,9 @@ kept in `unparsed` with its line number. Counts are checked to add up to the lin
 
 from __future__ import annotations
 
+import glob
 import os
+import re
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -18,6 +20,7 @@ from pathlib import Path
 import polars as pl
 
 import parsers
+from loganalyze import objstore
 from loganalyze.errors import LoganalyzeError
 from loganalyze.reader import Input, ReadStats, open_input, read_batches, spool_stdin
 from loganalyze.store import Staging, Store, check_run_name
@@ -28,6 +31,7 @@ from parsers.spec import FileFormat, LogFormat
 SAMPLE_LINES = 2000
 PARSE_WORKERS = 2  # batches of one file parsed at once (see Pipeline)
 Progress = Callable[[int, int], None]
+LABEL_KEY = re.compile(r"^[a-z][a-z0-9_]{0,31}\Z")
 
 
 @dataclass
@@ -230,49 +234,88 @@ def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged:
 
 
 def open_argument(arg: str | Path, staged: Staging) -> tuple[Input, str]:
-    """The opened input for a path argument and how to show it; '-' is spooled into `staged`
-    first (and unlinked once open), so a crash leaves nothing outside the store's temp area."""
-    if str(arg) != "-":
+    """The opened input for a path argument and how to show it; '-' is spooled and an
+    object URL downloaded into `staged` first (and unlinked once open), so a crash leaves
+    nothing outside the store's temp area."""
+    if str(arg) != "-" and not objstore.is_url(arg):
         return open_input(Path(arg)), str(arg)
-    spooled = spool_stdin(staged.dir)
+    local = objstore.download(str(arg), staged.dir) if objstore.is_url(arg) else spool_stdin(staged.dir)
     try:
-        return open_input(spooled), "<stdin>"
+        return open_input(local), str(arg) if objstore.is_url(arg) else "<stdin>"
     finally:
-        spooled.unlink()
+        local.unlink()
+
+
+def expand_inputs(args: Iterable[str | Path]) -> list[str]:
+    """Arguments with their globs expanded: object URLs by listing, local patterns that name
+    no file (quoted, so the shell left them) with `**` across folders."""
+    out: list[str] = []
+    for arg in map(str, args):
+        if objstore.is_url(arg):
+            out += objstore.expand(arg)
+        elif any(c in arg for c in "*?[") and not Path(arg).exists():
+            out += sorted(glob.glob(arg, recursive=True)) or [arg]
+        else:
+            out.append(arg)
+    return out
+
+
+def parse_labels(pairs: Iterable[str]) -> dict[str, str]:
+    """`key=value` pairs (--label cluster=a) as a dict; a key is what a SQL column can be named."""
+    labels = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not LABEL_KEY.fullmatch(key):
+            raise LoganalyzeError(f"bad label {pair!r}: use key=value, the key of a-z 0-9 _ (e.g. cluster=a)")
+        labels[key] = value
+    return labels
+
+
+def stage_file(store: Store, run: str | None, arg: str, as_format: str | None, year: int | None,
+               labels: dict[str, str], progress: Progress | None = None,
+               taken: frozenset[str] = frozenset()) -> tuple[SourceResult, dict | None, Staging]:
+    """One input parsed into its own staging: the unit of work of every engine
+    (loganalyze/engines.py). On failure the staging is discarded here, where it was made."""
+    staged = store.staging()
+    try:
+        src, shown = open_argument(arg, staged)
+        with src:
+            result, entry = ingest_source(store, run, src, shown, staged, as_format, year, progress, set(taken))
+    except BaseException:
+        staged.discard()
+        raise
+    if entry is not None and labels:
+        entry["labels"] = labels
+    return result, entry, staged
 
 
 def ingest(paths: Iterable[str | Path], run: str | None = None, store: Store | str | Path | None = None,
            as_format: str | None = None, year: int | None = None,
-           progress: Progress | None = None) -> IngestResult:
-    """Parse each input into run `run` (a new `run<N>` if None); '-' reads standard input.
+           progress: Progress | None = None, engine: str = "local",
+           labels: dict[str, str] | None = None) -> IngestResult:
+    """Parse each input into run `run` (a new `run<N>` if None); '-' reads standard input,
+    s3:// URLs and globs name objects. `engine` ("local" or "ray") runs the per-file parsing;
+    `labels` (cluster, host, ...) are stored with each source and become query columns.
 
     Every input is staged first and all are published by one commit, so the store gets
     all of them or, after an error or a crash, none.
     """
+    from loganalyze.engines import stage_all
+
     store = store if isinstance(store, Store) else Store(store)
-    paths = list(paths)
+    paths = expand_inputs(paths)
     if not paths:
         raise LoganalyzeError("nothing to ingest: give at least one file")
     if run is not None:
         check_run_name(run)
     store.cleanup()
-    results: list[SourceResult] = []
-    pending: list[tuple[dict, Staging]] = []
-    stagings: list[Staging] = []
+    staged = stage_all(engine, store, run, paths, as_format, year, labels or {}, progress)
     try:
-        for arg in paths:
-            stagings.append(store.staging())
-            src, shown = open_argument(arg, stagings[-1])
-            with src:
-                result, entry = ingest_source(store, run, src, shown, stagings[-1], as_format, year, progress,
-                                              {e["id"] for e, _ in pending})
-            results.append(result)
-            if entry:
-                pending.append((entry, stagings[-1]))
-        run, added = store.commit(run, pending)
+        run, added = store.commit(run, [(entry, stage) for _, entry, stage in staged if entry])
     finally:
-        for s in stagings:
-            s.discard()
+        for _, _, stage in staged:
+            stage.discard()
+    results = [result for result, _, _ in staged]
     for result, new in zip([r for r in results if not r.skipped], added):
         result.skipped = not new
     return IngestResult(run=run, store=str(store.root), sources=results)

@@ -2,13 +2,17 @@
 
 Each table (stats, config, events, requests, unparsed, spec, and the tables formats
 register) is the union of its files in the selected runs plus a `run` column, so one
-query can compare runs. Nothing is read until the result is collected or written, and
-polars reads only the columns and row groups the query needs.
+query can compare runs, and the partition columns `date`, `cluster`, `host`, `engine`
+(and any other label given on ingest) from the catalog, so a fleet can be grouped by
+server. Nothing is read until the result is collected or written, and polars reads only
+the columns and row groups the query needs; a `where` on partition values prunes whole
+sources before that (SQL WHERE on them is correct too, but opens every file).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import polars as pl
@@ -17,26 +21,83 @@ from loganalyze.errors import LoganalyzeError
 from loganalyze.store import Store
 from parsers.tables import SCHEMAS, empty
 
+PARTITIONS = ("date", "cluster", "host", "engine")
 
-def union(store: Store, counts: dict[str, dict[str, int]], table: str) -> pl.LazyFrame:
-    """One table across runs (`counts`: each run's rows per table), with a `run` column;
+
+def partition_values(run: dict, src: dict) -> dict[str, str | None]:
+    """A source's partition columns: its labels (--label on ingest), with `date` (the
+    label, else the UTC day it was ingested), `cluster` (the label, else null), `host`
+    (the label, else the file name up to its first dot: fleet dumps are named by host, as
+    in logs/<day>/<cluster>/<host>.log.gz) and `engine` (the label, else the source's format)."""
+    labels = src.get("labels", {})
+    return {**labels, "date": labels.get("date") or src.get("ingested", run["created"])[:10],
+            "cluster": labels.get("cluster"), "host": labels.get("host") or source_name(src.get("path", src["id"])),
+            "engine": labels.get("engine") or src.get("format")}
+
+
+def source_name(path: str) -> str:
+    """`host7` for `s3://logs/day/c1/host7.log.gz` or `/var/log/host7.log`."""
+    return path.rstrip("/").rsplit("/", 1)[-1].split(".")[0] or path
+
+
+def view(store: Store, keep: Callable[[dict, dict], bool]) -> Store:
+    """`store` as if its runs held only the sources `keep(run, source)` accepts: everything
+    read through it (Store.run, files, scan, table_counts) opens only their files. Runs
+    left without a source disappear."""
+    def runs() -> dict[str, dict]:
+        kept = {name: {**run, "sources": [s for s in run["sources"] if keep(run, s)]}
+                for name, run in store.runs().items()}
+        return {name: run for name, run in kept.items() if run["sources"]}
+
+    narrowed = copy.copy(store)
+    narrowed.runs = runs
+    return narrowed
+
+
+def restrict(store: Store, where: dict[str, str] | None) -> Store:
+    """Only the sources whose partition values match `where`: partition pruning from the
+    catalog, before any file is read."""
+    if not where:
+        return store
+    return view(store, lambda run, src: all(partition_values(run, src).get(k) == v for k, v in where.items()))
+
+
+def partitions(store: Store, runs: Sequence[str]) -> pl.DataFrame:
+    """One row per (run, source) with its partition columns, to join to every table."""
+    catalog = store.runs()
+    rows = [{"run": r, "source": s["id"], **partition_values(catalog[r], s)} for r in runs for s in catalog[r]["sources"]]
+    keys = sorted({k for row in rows for k in row} - {"run", "source", *PARTITIONS})
+    return pl.DataFrame(rows, schema={c: pl.String for c in ("run", "source", *PARTITIONS, *keys)})
+
+
+def union(store: Store, counts: dict[str, dict[str, int]], table: str, parts: pl.DataFrame) -> pl.LazyFrame:
+    """One table across runs (`counts`: each run's rows per table), with a `run` column and
+    the partition columns the table does not have itself (NCCL tables have their own `host`);
     runs that lack the table add nothing."""
-    parts = [store.scan(r, table).with_columns(run=pl.lit(r)) for r, tables in counts.items() if tables.get(table)]
-    if parts:
-        return pl.concat(parts, how="diagonal_relaxed")
-    return empty(table).lazy().with_columns(run=pl.lit(None, pl.String))
+    frames = [store.scan(r, table).with_columns(run=pl.lit(r)) for r, tables in counts.items() if tables.get(table)]
+    frame = pl.concat(frames, how="diagonal_relaxed") if frames else \
+        empty(table).lazy().with_columns(run=pl.lit(None, pl.String))
+    own = set(frame.collect_schema())
+    extra = parts.select("run", "source", *(c for c in parts.columns if c not in own))
+    if "source" not in own:
+        return frame
+    return frame.join(extra.lazy(), on=["run", "source"], how="left", maintain_order="left")
 
 
-def tables(store: Store | str | Path | None = None, runs: Sequence[str] | None = None) -> dict[str, pl.LazyFrame]:
+def tables(store: Store | str | Path | None = None, runs: Sequence[str] | None = None,
+           where: dict[str, str] | None = None) -> dict[str, pl.LazyFrame]:
     """Every table of the selected runs (default: all), by name; a run that does not exist is an error.
+    `where` (partition column -> value) keeps only the matching sources' files.
 
     The canonical and registered tables are always there, empty if no run has rows in
     them, so that a query written for one store runs on any other.
     """
-    store = store if isinstance(store, Store) else Store(store)
-    counts = {r: store.table_counts(r) for r in (runs or sorted(store.runs()))}
+    store = restrict(store if isinstance(store, Store) else Store(store), where)
+    selected = [r for r in runs if not where or r in store.runs()] if runs else sorted(store.runs())
+    counts = {r: store.table_counts(r) for r in selected}
     names = set(SCHEMAS) | {t for c in counts.values() for t in c}
-    return {t: union(store, counts, t) for t in sorted(names)}
+    parts = partitions(store, selected)
+    return {t: union(store, counts, t, parts) for t in sorted(names)}
 
 
 def polars_message(e: Exception) -> str:
@@ -45,13 +106,14 @@ def polars_message(e: Exception) -> str:
     return " ".join(ln for ln in lines if ln)
 
 
-def query(sql: str, runs: Sequence[str] | None = None, store: Store | str | Path | None = None) -> pl.LazyFrame:
-    """Run `sql` over the store's tables; returns the result unevaluated.
+def query(sql: str, runs: Sequence[str] | None = None, store: Store | str | Path | None = None,
+          where: dict[str, str] | None = None) -> pl.LazyFrame:
+    """Run `sql` over the store's tables (of the sources matching `where`); returns the result unevaluated.
 
     The plan is resolved here (collect_schema), so a syntax error, an unknown table or
     column is a LoganalyzeError now rather than when the result is written.
     """
-    frames = tables(store, runs)
+    frames = tables(store, runs, where)
     try:
         result = pl.SQLContext(frames=frames).execute(sql)
         result.collect_schema()

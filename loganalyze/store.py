@@ -148,6 +148,15 @@ class Staging:
 class Store:
     """A run store at `root`; every method that writes takes the store's lock."""
 
+    def __new__(cls, root: Path | str | None = None):
+        """`Store("s3://bucket/prefix")` (or $LOGANALYZE_STORE so set) is the object-store
+        kind (loganalyze/objstore.py), so every caller that opens a store by name can use one."""
+        if cls is Store and str(root or os.environ.get("LOGANALYZE_STORE", "")).startswith("s3://"):
+            from loganalyze.objstore import S3Store
+
+            return super().__new__(S3Store)
+        return super().__new__(cls)
+
     def __init__(self, root: Path | str | None = None):
         self.root = Path(root) if root else default_root()
 

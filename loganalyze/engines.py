@@ -1,0 +1,72 @@
+"""Where the per-file work of an ingest runs: here, one file after another (`local`), or
+as Ray tasks, one per file (`ray`). Both run `ingest.stage_file` (the parsers cannot tell
+which), each file into its own staging; the caller publishes them all with one commit.
+
+With Ray, the store must be reachable from every worker: an s3:// store, or a local
+folder when the cluster is this machine. Ray connects to $RAY_ADDRESS if set, else
+starts a local cluster with one worker per core.
+"""
+
+from __future__ import annotations
+
+from loganalyze.errors import LoganalyzeError
+from loganalyze.ingest import Progress, SourceResult, stage_file
+from loganalyze.store import Staging, Store
+
+ENGINES = ("local", "ray")
+Staged = tuple[SourceResult, "dict | None", Staging]
+
+
+def stage_all(engine: str, store: Store, run: str | None, paths: list[str], as_format: str | None,
+              year: int | None, labels: dict[str, str], progress: Progress | None) -> list[Staged]:
+    """Every input staged, in input order; on any error none stays staged."""
+    if engine not in ENGINES:
+        raise LoganalyzeError(f"unknown engine {engine!r}; engines: {', '.join(ENGINES)}")
+    if engine == "ray":
+        return stage_on_ray(store, run, paths, as_format, year, labels)
+    staged: list[Staged] = []
+    try:
+        for path in paths:
+            taken = frozenset(e["id"] for _, e, _ in staged if e)  # a file given twice is parsed once
+            staged.append(stage_file(store, run, path, as_format, year, labels, progress, taken))
+    except BaseException:
+        discard(staged)
+        raise
+    return staged
+
+
+def discard(staged: list[Staged]) -> None:
+    for _, _, stage in staged:
+        stage.discard()
+
+
+def stage_on_ray(store: Store, run: str | None, paths: list[str], as_format: str | None,
+                 year: int | None, labels: dict[str, str]) -> list[Staged]:
+    """One Ray task per file; waits for all, so that the stagings of the tasks that
+    succeeded are discarded when another failed."""
+    if "-" in paths:
+        raise LoganalyzeError("--engine ray cannot read standard input ('-'): give files or URLs")
+    ray = connect()
+    task = ray.remote(stage_file)
+    refs = [task.remote(store, run, path, as_format, year, labels) for path in paths]
+    staged, errors = [], []
+    for ref in refs:
+        try:
+            staged.append(ray.get(ref))
+        except ray.exceptions.RayTaskError as e:
+            errors.append(e.cause if isinstance(e.cause, Exception) else e)
+    if errors:
+        discard(staged)
+        raise errors[0]
+    return staged
+
+
+def connect():
+    """The ray module, connected to a cluster (started here if none is running)."""
+    try:
+        import ray
+    except ImportError:
+        raise LoganalyzeError("--engine ray needs Ray: pip install 'loganalyze[ray]'") from None
+    if not ray.is_initialized():
+        ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
+    return ray

@@ -1,0 +1,167 @@
+"""Fleet scale: the store on an S3-compatible server (moto, on 127.0.0.1), object inputs
+and globs, partition columns and pruning, fleet summary, and the Ray engine against the
+local one, row for row. Skipped, saying why, without moto[server] or ray (the test extra has both)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import uuid
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+import loganalyze as la
+from conftest import ROOT
+from loganalyze.cli import main
+from loganalyze.errors import LoganalyzeError
+from loganalyze.objstore import S3Store
+from loganalyze.query import tables
+from loganalyze.store import Store
+
+moto_server = pytest.importorskip("moto.server", reason="moto[server] is not installed (pip install -e '.[test]')")
+boto3 = pytest.importorskip("boto3", reason="boto3 is not installed (pip install -e '.[test]')")
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from fleet import write_logs  # noqa: E402
+
+SERVERS = 200
+logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request otherwise
+DAY = "s3://logs/2026-11-29"
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory):
+    """A moto S3 server on 127.0.0.1 with the `logs` bucket holding 200 small server logs,
+    and the environment that points loganalyze (and Ray workers) at it."""
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{server._server.server_address[1]}"
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in (("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCESS_KEY", "test"),
+                           ("AWS_DEFAULT_REGION", "us-east-1"), ("LOGANALYZE_S3_ENDPOINT", endpoint)):
+            mp.setenv(key, value)
+        client = boto3.client("s3", endpoint_url=endpoint)
+        client.create_bucket(Bucket="logs")
+        client.create_bucket(Bucket="fleet")
+        local = tmp_path_factory.mktemp("logs")
+        for path in write_logs(local, SERVERS, 40):
+            client.upload_file(str(path), "logs", f"2026-11-29/{path.relative_to(local)}")
+        yield {"client": client, "endpoint": endpoint, "local": local}
+    server.stop()
+
+
+def fresh() -> str:
+    return f"s3://fleet/{uuid.uuid4().hex[:8]}"
+
+
+def cli(*args: str):
+    result = CliRunner().invoke(main, list(args))
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def tables_of(store) -> dict[str, pl.DataFrame]:
+    """Every table of every run, rows in a fixed order, with the partition columns."""
+    got = tables(store)
+    return {t: f.drop("run").collect().sort(pl.all()) for t, f in got.items() if t in ("stats", "config", "unparsed")}
+
+
+def test_store_on_s3_ingest_query_diagnose_report(s3, tmp_path):
+    store = fresh()
+    out = cli("ingest", f"{DAY}/c0/host000?.log.gz", "--store", store, "--label", "cluster=c0", "-q",
+              "--format", "json")
+    assert '"run": "run1"' in out and out.count('"format": "sglang"') == 10
+    counts = cli("query", 'SELECT host, "cluster", count(*) AS n FROM stats GROUP BY host, "cluster" ORDER BY host',
+                 "--store", store, "--format", "csv")
+    assert counts.splitlines()[:2] == ["host,cluster,n", "host0000,c0,40"] and len(counts.splitlines()) == 11
+    assert cli("diagnose", "run1", "--store", store).startswith("run run1: ")
+    cli("report", "run1", "--store", store, "-o", str(tmp_path / "r.md"))
+    assert "run1" in (tmp_path / "r.md").read_text()
+    summary = cli("fleet", "summary", "--store", store, "--since", "1d").splitlines()
+    assert " of 10 servers with findings (runs since " in summary[0]
+    assert summary[1].split()[:3] == ["warning", "c0", "host0000"] and "kv-pressure" in summary[1]
+
+
+def test_s3_store_matches_local_store(s3, tmp_path):
+    local = tmp_path / "store"
+    la.ingest(sorted(str(p) for p in (s3["local"] / "c1").glob("*.log.gz"))[:5], store=local)
+    remote = fresh()
+    la.ingest([f"{DAY}/c1/host005{i}.log.gz" for i in range(5)], store=remote)
+    for table, frame in tables_of(local).items():
+        assert tables_of(remote)[table].drop("date").equals(frame.drop("date")), table
+
+
+def test_partition_filter_prunes_sources(s3):
+    store = fresh()
+    la.ingest([f"{DAY}/c0/host000{i}.log.gz" for i in range(3)], store=store, labels={"cluster": "a"})
+    la.ingest([f"{DAY}/c1/host005{i}.log.gz" for i in range(2)], store=store, labels={"cluster": "b"})
+    got = la.query("SELECT host FROM stats GROUP BY host ORDER BY host", store=store, where={"cluster": "b"})
+    assert got.collect()["host"].to_list() == ["host0050", "host0051"]
+    s3["client"].delete_object(Bucket="fleet", Key=f"{store[11:]}/stats/run=run1/"
+                               f"{Store(store).runs()['run1']['sources'][0]['id']}-00000.parquet")
+    with pytest.raises(LoganalyzeError, match="missing"):  # run1 (cluster a) is damaged ...
+        la.query("SELECT count(*) FROM stats", store=store).collect()
+    assert la.query("SELECT count(*) AS n FROM stats", store=store, where={"cluster": "b"}).collect()["n"][0] == 80
+
+
+def test_failed_ingest_publishes_nothing_and_readers_trust_only_the_catalog(s3):
+    store = fresh()
+    s3["client"].put_object(Bucket="logs", Key="bad/not-a-log.bin", Body=b"\x00\x01binary\x00" * 100)
+    with pytest.raises(LoganalyzeError):
+        la.ingest([f"{DAY}/c0/host0001.log.gz", "s3://logs/bad/not-a-log.bin"], store=store)
+    assert Store(store).runs() == {}
+    la.ingest([f"{DAY}/c0/host0001.log.gz"], store=store)
+    stray = "0123456789abcdef-00000.parquet"  # an unlisted file, as a crash before the catalog PUT leaves it
+    s3["client"].copy_object(Bucket="fleet", Key=f"{store[11:]}/stats/run=run1/{stray}",
+                             CopySource={"Bucket": "fleet", "Key": S3Store(store).files("run1", "stats")[0][11:]})
+    assert la.query("SELECT count(*) AS n FROM stats", store=store).collect()["n"][0] == 40
+
+
+def test_concurrent_ingests_into_one_s3_store_all_land(s3):
+    """The catalog PUT is conditional: a writer that lost the race re-reads and publishes again."""
+    store, errors = fresh(), []
+
+    def one(i: int) -> None:
+        try:
+            la.ingest([f"{DAY}/c2/host01{i:02d}.log.gz"], store=store)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    runs = Store(store).runs()
+    assert sorted(runs) == [f"run{i}" for i in range(1, 7)]
+    assert sorted(s["path"] for r in runs.values() for s in r["sources"]) == \
+        [f"{DAY}/c2/host01{i:02d}.log.gz" for i in range(6)]
+
+
+def test_object_glob_with_no_match_is_an_error(s3):
+    with pytest.raises(LoganalyzeError, match="no object matches"):
+        la.ingest([f"{DAY}/nope/**/*.log.gz"], store=fresh())
+
+
+def test_ray_engine_equals_local_engine_row_for_row(s3):
+    ray = pytest.importorskip("ray", reason="ray is not installed (pip install -e '.[test]')")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        by_ray, by_local = fresh(), fresh()
+        got = la.ingest([f"{DAY}/**/*.log.gz"], store=by_ray, engine="ray", labels={"cluster": "x"})
+        assert len(got.sources) == SERVERS and not any(s.skipped for s in got.sources)
+        la.ingest([f"{DAY}/**/*.log.gz"], store=by_local, engine="local", labels={"cluster": "x"})
+    finally:
+        ray.shutdown()
+    sources = [{k: v for k, v in s.items() if k != "ingested"} for s in Store(by_ray).runs()["run1"]["sources"]]
+    assert sources == [{k: v for k, v in s.items() if k != "ingested"}
+                       for s in Store(by_local).runs()["run1"]["sources"]]
+    ray_tables, local_tables = tables_of(by_ray), tables_of(by_local)
+    for table, frame in local_tables.items():
+        assert ray_tables[table].equals(frame), table
+    assert local_tables["stats"].height == SERVERS * 40
+    summary = la.query("SELECT count(DISTINCT host) AS n FROM stats", store=by_ray).collect()["n"][0]
+    assert summary == SERVERS
