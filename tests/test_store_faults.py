@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import zstandard
 from click.testing import CliRunner
 
 import loganalyze as la
@@ -455,3 +456,11 @@ def test_log_changed_while_read_is_refused(tmp_path, monkeypatch, how):
     with pytest.raises(LoganalyzeError, match="changed while being read"):
         la.ingest([path], run="r", store=tmp_path / "s")
     assert counts(tmp_path / "s") == {} and not list((tmp_path / "s").glob("*/run=*/*"))
+
+
+def test_zstd_of_several_frames_is_read_whole(tmp_path):
+    """pzstd and `cat a.zst b.zst` write several frames: every one is read."""
+    lines = sglang_log(tmp_path / "plain.log", 200).read_bytes().splitlines(keepends=True)
+    path = tmp_path / "multi.log.zst"
+    path.write_bytes(b"".join(zstandard.ZstdCompressor().compress(b"".join(lines[i:i + 50])) for i in range(0, 200, 50)))
+    assert la.ingest([path], run="r", store=tmp_path / "s").sources[0].lines == 200
