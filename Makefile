@@ -18,9 +18,10 @@ demo: install
 	$(BIN)/loganalyze diagnose sglang-eagle3 --store $(DEMO_STORE)
 
 # Chromium renders the HTML report in tests/test_report.py (Debian's package).
+# The long tests (fault loops, fuzzing at scale) run here too; plain `pytest` skips them.
 test: install
 	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } || echo "chromium not installed: browser tests will skip"
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -m "long or not long"
 
 reports: install
 	$(BIN)/python reports/build.py
