@@ -624,6 +624,9 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
         inner = parse(replace(fmt, gate=None), frame.filter(gated), ctx) if gated.any() else None
         claimed = frame["line_no"].is_in(inner.claimed_lines.implode()) if inner else pl.Series([False] * frame.height)
         return Parsed(inner.tables if inner else {}, inner.lines if inner else {}, claimed)
+    sift = _sift(fmt) if FAST and fmt.embeddable else None  # most files have no line of an embeddable format
+    if sift is not None and not frame["text"].str.contains(sift).any():
+        return Parsed({}, {}, pl.repeat(False, frame.height, eager=True))
     framed = split_prefix(fmt, frame, ctx)
     framed = framed.with_columns(classify_rows(fmt, framed) if FAST else classify(fmt))
     framed = claim_leftovers(attach_continuations(framed, fmt), fmt)
@@ -666,6 +669,25 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
     claimed = frame["line_no"].is_in(claimed_lines.implode())
     merged = {t: pl.concat(parts, how="diagonal_relaxed") for t, parts in tables.items()}
     return Parsed(tables=merged, lines=lines, claimed=claimed, claimed_lines=claimed_lines)
+
+
+_SIFTS: dict[int, tuple[tuple, str | None]] = {}
+
+
+def _sift(fmt: LogFormat) -> str | None:
+    """One regex for all the needles of `fmt`, when a batch without any of them can yield
+    nothing (no kind adopts orphan lines or takes any line, and no state carries over)."""
+    known = _SIFTS.get(id(fmt.kinds))  # by kinds: a gated format is parsed as a copy without its gate
+    if known and known[0] is fmt.kinds:
+        return known[1]
+    needles = [n for k in fmt.kinds for n in _needles(k)]
+    sift = "|".join(regex.escape(n) for n in dict.fromkeys(needles))
+    if not needles or not all(needles) or any(k.orphan or k.carry for k in fmt.kinds):
+        sift = None
+    elif any(f.complete == "year" for f in fmt.ts_formats):
+        sift = None
+    _SIFTS[id(fmt.kinds)] = (fmt.kinds, sift)
+    return sift
 
 
 def score(fmt: LogFormat, lines: pl.Series) -> float:
