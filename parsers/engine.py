@@ -85,24 +85,19 @@ def classify_rows(fmt: LogFormat, frame: pl.DataFrame) -> pl.Series:
 
     Kinds are tried in order on the lines no earlier kind took, so a line leaves the
     chain at its own kind: most lines of a busy log meet two or three needles, not all.
-    A kind's regex (and level filter) runs only on the lines its needle found. Lines with
-    none of the remaining kinds' needles are dropped at once (at the start for an
-    embeddable format, whose needles most lines of a file lack; else once half are classified).
+    A kind's regex (and level filter) runs only on the lines its needle found. For an
+    embeddable format, whose needles most lines of a file lack, lines with none of its
+    needles are dropped first, with one regex.
     """
     kinds = [k for k in fmt.kinds if not k.fallback]
     kind = pl.repeat(None, frame.height, dtype=pl.String, eager=True).alias("kind")
     todo = frame.select("msg", *(["level"] if "level" in frame.columns else [])).with_row_index("__i")
-    sift, sifted = fmt.embeddable, False
-    for at, k in enumerate(kinds):
+    needles = [n for k in kinds for n in _needles(k)]
+    if fmt.embeddable and needles and all(needles):
+        todo = todo.filter(_any_of(needles))
+    for k in kinds:
         if todo.height == 0:
             break
-        if not sifted and (sift or todo.height * 2 < frame.height):
-            rest = [n for later in kinds[at:] for n in _needles(later)]
-            if all(rest):
-                todo = todo.filter(_any_of(rest))
-            sifted = True
-            if todo.height == 0:
-                break
         hit = todo.select(_any_of(_needles(k))).to_series()
         if not hit.any():
             continue
@@ -571,11 +566,12 @@ def extract(kind: LineKind, rows: pl.DataFrame) -> pl.DataFrame:
     Several keys may fill one column (`token usage` / `full token usage`): the first
     present wins. With `pack`, the named groups go into one JSON column instead.
     """
-    if FAST:  # a rewrite that matches no line changes nothing
+    if FAST:  # a rewrite that matches no line changes nothing (one test for all of them, usually)
         body = rows["body"]
-        for pattern, replacement in kind.rewrites:
-            if body.str.contains(pattern).any():
-                body = body.str.replace_all(pattern, replacement)
+        if len(kind.rewrites) < 2 or body.str.contains("|".join(f"(?:{p})" for p, _ in kind.rewrites)).any():
+            for pattern, replacement in kind.rewrites:
+                if body.str.contains(pattern).any():
+                    body = body.str.replace_all(pattern, replacement)
     else:
         body = pl.col("body")
         for pattern, replacement in kind.rewrites:
