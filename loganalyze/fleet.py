@@ -46,8 +46,8 @@ def servers(store: Store, since: datetime | None) -> dict[tuple[str, str, str], 
 def summary(store: Store, since: datetime | None, where: dict[str, str] | None = None) -> dict:
     """Every server with findings (worst severity, then most findings, first) and how many were looked at."""
     store = restrict(store, where)
-    rows = []
-    for (run, cluster, host), ids in sorted(servers(store, since).items()):
+    found, rows = servers(store, since), []
+    for (run, cluster, host), ids in sorted(found.items()):
         only = view(store, lambda _, src, ids=ids: src["id"] in ids)
         findings = Run(run, only).diagnose()
         if findings:
@@ -55,7 +55,7 @@ def summary(store: Store, since: datetime | None, where: dict[str, str] | None =
             rows.append({"cluster": cluster, "host": host, "run": run, "sources": len(ids), "worst": worst,
                          "findings": [f.id for f in findings]})
     rows.sort(key=lambda r: (SEVERITIES.index(r["worst"]), -len(r["findings"])))
-    return {"since": since.isoformat() if since else None, "servers_checked": len(servers(store, since)),
+    return {"since": since.isoformat() if since else None, "servers_checked": len(found),
             "servers": rows}
 
 

@@ -29,6 +29,7 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -40,6 +41,7 @@ from parsers.tables import SCHEMAS, conform, empty
 
 LEFTOVER_AGE = timedelta(hours=1)
 COMMIT_TRIES = 20
+COPY_THREADS = 16
 CONFLICT = {"PreconditionFailed", "ConditionalRequestConflict"}
 PART = re.compile(r"/run=([^/]+)/([0-9a-f]{16})-\d{5}\.parquet\Z")
 
@@ -123,10 +125,10 @@ def download(url: str, folder: Path) -> Path:
     reader (which needs a file to hash and re-read) and the year guess work as for a local file."""
     bucket, key = split_url(url)
     target = folder / f"input-{uuid.uuid4().hex[:8]}{Path(key).suffix}"
-    with s3_errors(url, "read the object"):
-        s3 = client(endpoint())
-        s3.download_file(bucket, key, str(target))
-        stamp = s3.head_object(Bucket=bucket, Key=key)["LastModified"].timestamp()
+    with s3_errors(url, "read the object"), open(target, "wb") as f:
+        obj = client(endpoint()).get_object(Bucket=bucket, Key=key)  # one request: bytes and time
+        shutil.copyfileobj(obj["Body"], f, 1 << 20)
+    stamp = obj["LastModified"].timestamp()
     os.utime(target, (stamp, stamp))
     return target
 
@@ -248,13 +250,14 @@ class S3Store(Store):
             name = run or _next_run_name(cat)
             entry_of_run = cat["runs"].get(name) or {"created": _now(), "sources": []}
             seen = {s["id"] for s in entry_of_run["sources"]}
-            added = []
+            added, copies = [], []
             for entry, stage in staged:
                 added.append(entry["id"] not in seen)
                 if added[-1]:
-                    self._publish(name, entry["id"], stage)
+                    copies += self._final_keys(name, entry["id"], stage)
                     entry_of_run["sources"].append({**entry, "ingested": _now()})
                     seen.add(entry["id"])
+            self._copy(copies)
             if not any(added) or self._put_catalog({**cat, "runs": {**cat["runs"], name: entry_of_run}}, etag):
                 self._snapshot, self._listings = None, {}
                 return name, added
@@ -276,13 +279,19 @@ class S3Store(Store):
                                   f"({e.response['Error'].get('Code')})") from None
         return True
 
-    def _publish(self, run: str, source_id: str, stage: S3Staging) -> None:
-        """Copy a source's staged parts to their final keys (server side; the same bytes if repeated)."""
-        with s3_errors(self.root, "publish tables"):
-            for table, n in stage.parts.items():
-                for i in range(n):
-                    self.s3.copy_object(Bucket=self.bucket, Key=self.key(table, f"run={run}", f"{source_id}-{i:05d}.parquet"),
-                                        CopySource={"Bucket": self.bucket, "Key": stage.part_key(table, i)})
+    def _final_keys(self, run: str, source_id: str, stage: S3Staging) -> list[tuple[str, str]]:
+        """(staged key, final key) of each of a source's parts."""
+        return [(stage.part_key(table, i), self.key(table, f"run={run}", f"{source_id}-{i:05d}.parquet"))
+                for table, n in stage.parts.items() for i in range(n)]
+
+    def _copy(self, pairs: list[tuple[str, str]]) -> None:
+        """Server-side copies, COPY_THREADS at a time: each is a round trip, and a fleet
+        ingest publishes a few per file (the same bytes again if a commit is retried)."""
+        def copy(pair: tuple[str, str]) -> None:
+            self.s3.copy_object(Bucket=self.bucket, Key=pair[1], CopySource={"Bucket": self.bucket, "Key": pair[0]})
+
+        with s3_errors(self.root, "publish tables"), ThreadPoolExecutor(COPY_THREADS) as pool:
+            list(pool.map(copy, pairs))
 
     def leftovers(self) -> list[str]:
         """Keys of staging and of table files the catalog does not list, older than LEFTOVER_AGE."""

@@ -8,6 +8,7 @@ import logging
 import sys
 import threading
 import uuid
+from datetime import timedelta
 
 import polars as pl
 import pytest
@@ -165,3 +166,16 @@ def test_ray_engine_equals_local_engine_row_for_row(s3):
     assert local_tables["stats"].height == SERVERS * 40
     summary = la.query("SELECT count(DISTINCT host) AS n FROM stats", store=by_ray).collect()["n"][0]
     assert summary == SERVERS
+
+
+def test_cleanup_removes_only_old_unlisted_objects(s3, monkeypatch):
+    store = fresh()
+    la.ingest([f"{DAY}/c0/host0002.log.gz"], store=store)
+    prefix = store[len("s3://fleet/"):]
+    for key in ("stats/run=run1/0123456789abcdef-00000.parquet", ".tmp/1234/stats/00000.parquet"):
+        s3["client"].put_object(Bucket="fleet", Key=f"{prefix}/{key}", Body=b"left by a crash")
+    assert S3Store(store).cleanup() == []  # younger than LEFTOVER_AGE: maybe a concurrent writer's
+    monkeypatch.setattr("loganalyze.objstore.LEFTOVER_AGE", timedelta(0))
+    assert sorted(S3Store(store).cleanup()) == [f"{store}/.tmp/1234/stats/00000.parquet",
+                                                f"{store}/stats/run=run1/0123456789abcdef-00000.parquet"]
+    assert la.query("SELECT count(*) AS n FROM stats", store=store).collect()["n"][0] == 40
