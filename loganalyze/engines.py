@@ -10,7 +10,7 @@ starts a local cluster with one worker per core.
 from __future__ import annotations
 
 from loganalyze.errors import LoganalyzeError
-from loganalyze.ingest import Progress, SourceResult, stage_file
+from loganalyze.ingest import Progress, SourceResult, stage_file, stage_in_processes, worth_processes
 from loganalyze.store import Staging, Store
 
 ENGINES = ("local", "ray")
@@ -24,6 +24,9 @@ def stage_all(engine: str, store: Store, run: str | None, paths: list[str], as_f
         raise LoganalyzeError(f"unknown engine {engine!r}; engines: {', '.join(ENGINES)}")
     if engine == "ray":
         return stage_on_ray(store, run, paths, as_format, year, labels)
+    workers = worth_processes(store, paths)  # many small files: one process per core
+    if workers:
+        return stage_in_processes(store, run, paths, as_format, year, labels, progress, workers)
     staged: list[Staged] = []
     try:
         for path in paths:

@@ -12,7 +12,7 @@ import os
 import re
 from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -22,7 +22,7 @@ import polars as pl
 import parsers
 from loganalyze import objstore
 from loganalyze.errors import LoganalyzeError
-from loganalyze.reader import Input, ReadStats, open_input, read_batches, spool_stdin
+from loganalyze.reader import BATCH_BYTES, Input, ReadStats, open_input, read_batches, spool_stdin
 from loganalyze.store import Staging, Store, check_run_name
 from loganalyze.wrappers import unwrap
 from parsers.engine import Context, guess_version, parse
@@ -30,6 +30,7 @@ from parsers.spec import FileFormat, LogFormat
 
 SAMPLE_LINES = 2000
 PARSE_WORKERS = 2  # batches of one file parsed at once (see Pipeline)
+POOL_MIN_BYTES = 32 << 20  # files worth starting worker processes for (stage_in_processes)
 Progress = Callable[[int, int], None]
 LABEL_KEY = re.compile(r"^[a-z][a-z0-9_]{0,31}\Z")
 
@@ -287,6 +288,80 @@ def stage_file(store: Store, run: str | None, arg: str, as_format: str | None, y
     if entry is not None and labels:
         entry["labels"] = labels
     return result, entry, staged
+
+
+def _stage_into(store: Store, run: str | None, arg: str, as_format: str | None, year: int | None,
+                labels: dict[str, str], staged: Staging) -> tuple[SourceResult, dict | None, Staging]:
+    """stage_file in a worker process, into a staging the parent made (and so owns: the
+    store's cleanup keeps the staging of a live process)."""
+    global PARSE_WORKERS
+    PARSE_WORKERS = 1  # the processes share the cores; one parse thread each bounds memory
+    src, shown = open_argument(arg, staged)
+    with src:
+        result, entry = ingest_source(store, run, src, shown, staged, as_format, year, None, set())
+    if entry is not None and labels:
+        entry["labels"] = labels
+    return result, entry, staged
+
+
+def worth_processes(store: Store, paths: list[str]) -> int:
+    """How many worker processes to stage `paths` with; 0: one file after another here.
+
+    A big file already keeps two cores busy (see Pipeline), so processes pay only for many
+    small files (a batch or two each, parsed on one thread) with enough bytes between them
+    to cover starting the processes (about half a second of CPU each)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if cores < 2 or len(paths) < 2 or type(store) is not Store:
+        return 0
+    if any(p == "-" or objstore.is_url(p) or not os.path.isfile(p) for p in paths):
+        return 0
+    total = sum(os.path.getsize(p) for p in paths)
+    if total < POOL_MIN_BYTES or total / len(paths) > 2 * BATCH_BYTES:
+        return 0
+    return min(cores, len(paths))
+
+
+def stage_in_processes(store: Store, run: str | None, paths: list[str], as_format: str | None, year: int | None,
+                       labels: dict[str, str], progress: Progress | None,
+                       workers: int) -> list[tuple[SourceResult, dict | None, Staging]]:
+    """Every file staged by `workers` processes at once, in input order, as the one-by-one
+    loop stages them (a file given twice counts once; the first error in input order is
+    raised, and then nothing stays staged). Spawned, not forked: polars' threads do not
+    survive a fork."""
+    import multiprocessing
+
+    stagings = [store.staging() for _ in paths]
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = [pool.submit(_stage_into, store, run, p, as_format, year, labels, st)
+                       for p, st in zip(paths, stagings)]
+            done, read_bytes, read_lines = [], 0, 0
+            for future in futures:
+                try:
+                    result, entry, staged = future.result()
+                except BaseException as e:
+                    done.append(e)
+                    continue
+                done.append((result, entry, staged))
+                read_bytes, read_lines = read_bytes + (entry or {}).get("size", 0), read_lines + result.lines
+                if progress:
+                    progress(read_bytes, read_lines)
+        failed = next((e for e in done if isinstance(e, BaseException)), None)
+        if failed:
+            raise failed
+    except BaseException:
+        for st in stagings:
+            st.discard()
+        raise
+    out, seen = [], set()
+    for result, entry, staged in done:
+        if entry and entry["id"] in seen:
+            staged.discard()
+            result, entry = SourceResult(result.path, result.sha256, "", None, 0, 0, skipped=True), None
+        elif entry:
+            seen.add(entry["id"])
+        out.append((result, entry, staged))
+    return out
 
 
 def ingest(paths: Iterable[str | Path], run: str | None = None, store: Store | str | Path | None = None,

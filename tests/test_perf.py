@@ -106,3 +106,37 @@ def test_unwrap_shortcut_gives_the_same_frame():
         anchor = frame.vstack(pl.DataFrame({"line_no": [0], "text": ["(P pid=2) z"]}))
         full = wrappers.unwrap(anchor, 2026).head(frame.height)  # one wrapped line forces every pattern
         assert_frame_equal(got, full)
+
+
+def test_files_staged_in_processes_make_the_same_store(tmp_path, monkeypatch):
+    """Many small files go to worker processes: same tables, same catalog, a repeat still counted once."""
+    import json
+
+    import loganalyze as la
+
+    ingest_module = sys.modules["loganalyze.ingest"]
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from generate import generate
+
+    files = []
+    for i in range(3):
+        files.append(tmp_path / f"s{i}.log")
+        generate(files[-1], "sglang", 300_000, seed=i)
+    args = [str(f) for f in files] + [str(files[0])]
+    monkeypatch.setattr(ingest_module, "POOL_MIN_BYTES", 1)
+    assert ingest_module.worth_processes(la.store.Store(tmp_path / "a"), args) == 2
+    pooled = la.ingest(args, run="r", store=tmp_path / "a")
+    monkeypatch.setattr(ingest_module, "POOL_MIN_BYTES", 1 << 60)
+    plain = la.ingest(args, run="r", store=tmp_path / "b")
+    assert [s.to_dict() for s in pooled.sources] == [s.to_dict() for s in plain.sources]
+    assert pooled.sources[-1].skipped
+    for table in ("stats", "requests", "events", "config"):
+        a = la.open_run("r", tmp_path / "a").table(table).collect().sort("source", "line_no")
+        b = la.open_run("r", tmp_path / "b").table(table).collect().sort("source", "line_no")
+        assert a.equals(b), table
+
+    def entries(root):
+        return [{k: v for k, v in s.items() if k != "ingested"}
+                for s in json.loads((root / "catalog.json").read_text())["runs"]["r"]["sources"]]
+    assert entries(tmp_path / "a") == entries(tmp_path / "b")
+    assert not list((tmp_path / "a" / ".tmp").glob("*"))
