@@ -140,3 +140,20 @@ def test_files_staged_in_processes_make_the_same_store(tmp_path, monkeypatch):
                 for s in json.loads((root / "catalog.json").read_text())["runs"]["r"]["sources"]]
     assert entries(tmp_path / "a") == entries(tmp_path / "b")
     assert not list((tmp_path / "a" / ".tmp").glob("*"))
+
+
+def test_progress_line_only_on_a_terminal_and_never_when_quiet(monkeypatch):
+    import io
+
+    from loganalyze.progress import ProgressBar
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    for stream, enabled, shown in ((io.StringIO(), True, False), (Tty(), False, False), (Tty(), True, True)):
+        monkeypatch.setattr(sys, "stderr", stream)
+        bar = ProgressBar(enabled=enabled, every=0)
+        bar.update(10**6, 1000)
+        bar.close()
+        assert bool(stream.getvalue()) == shown
