@@ -18,6 +18,7 @@ import loganalyze as la
 from conftest import ROOT
 from loganalyze.cli import main
 from loganalyze.errors import LoganalyzeError
+from loganalyze.fleet import summary
 from loganalyze.objstore import S3Store
 from loganalyze.query import tables
 from loganalyze.store import Store
@@ -80,9 +81,9 @@ def test_store_on_s3_ingest_query_diagnose_report(s3, tmp_path):
     assert cli("diagnose", "run1", "--store", store).startswith("run run1: ")
     cli("report", "run1", "--store", store, "-o", str(tmp_path / "r.md"))
     assert "run1" in (tmp_path / "r.md").read_text()
-    summary = cli("fleet", "summary", "--store", store, "--since", "1d").splitlines()
-    assert " of 10 servers with findings (runs since " in summary[0]
-    assert summary[1].split()[:3] == ["warning", "c0", "host0000"] and "kv-pressure" in summary[1]
+    listing = cli("fleet", "summary", "--store", store, "--since", "1d").splitlines()
+    assert " of 10 servers with findings (runs since " in listing[0]
+    assert listing[1].split()[:3] == ["warning", "c0", "host0000"] and "kv-pressure" in listing[1]
 
 
 def test_s3_store_matches_local_store(s3, tmp_path):
@@ -160,12 +161,15 @@ def test_ray_engine_equals_local_engine_row_for_row(s3):
     sources = [{k: v for k, v in s.items() if k != "ingested"} for s in Store(by_ray).runs()["run1"]["sources"]]
     assert sources == [{k: v for k, v in s.items() if k != "ingested"}
                        for s in Store(by_local).runs()["run1"]["sources"]]
+    for host in ("host0000", "host0001", "host0010"):  # servers diagnosed alike (two KV-bound)
+        assert summary(Store(by_ray), None, {"host": host}) == summary(Store(by_local), None, {"host": host})
+    assert [r["host"] for r in summary(Store(by_ray), None, {"cluster": "x", "engine": "sglang", "host": "host0010"})
+            ["servers"]] == ["host0010"]
     ray_tables, local_tables = tables_of(by_ray), tables_of(by_local)
     for table, frame in local_tables.items():
         assert ray_tables[table].equals(frame), table
     assert local_tables["stats"].height == SERVERS * 40
-    summary = la.query("SELECT count(DISTINCT host) AS n FROM stats", store=by_ray).collect()["n"][0]
-    assert summary == SERVERS
+    assert la.query("SELECT count(DISTINCT host) AS n FROM stats", store=by_ray).collect()["n"][0] == SERVERS
 
 
 def test_cleanup_removes_only_old_unlisted_objects(s3, monkeypatch):
@@ -179,3 +183,12 @@ def test_cleanup_removes_only_old_unlisted_objects(s3, monkeypatch):
     assert sorted(S3Store(store).cleanup()) == [f"{store}/.tmp/1234/stats/00000.parquet",
                                                 f"{store}/stats/run=run1/0123456789abcdef-00000.parquet"]
     assert la.query("SELECT count(*) AS n FROM stats", store=store).collect()["n"][0] == 40
+
+
+def test_endpoint_option_and_commands_that_need_a_lock(s3, monkeypatch):
+    monkeypatch.delenv("LOGANALYZE_S3_ENDPOINT")
+    store = fresh()
+    cli("--s3-endpoint", s3["endpoint"], "ingest", f"{DAY}/c0/host0003.log.gz", "--store", store, "-q")
+    assert "run1" in cli("--s3-endpoint", s3["endpoint"], "runs", "--store", store)
+    refused = CliRunner().invoke(main, ["--s3-endpoint", s3["endpoint"], "rm", "run1", "--yes", "--store", store])
+    assert refused.exit_code == 2 and "needs a local store" in refused.output
