@@ -49,9 +49,12 @@ def stage_on_ray(store: Store, run: str | None, paths: list[str], as_format: str
     succeeded are discarded when another failed."""
     if "-" in paths:
         raise LoganalyzeError("--engine ray cannot read standard input ('-'): give files or URLs")
+    from parsers.userformat import INSTALLED
+
     ray = connect()
-    task = ray.remote(stage_file)
-    refs = [task.remote(store, run, path, as_format, year, labels) for path in paths]
+    task = ray.remote(stage_with_formats)
+    formats = [str(user.path) for user in INSTALLED.values()]
+    refs = [task.remote(formats, store, run, path, as_format, year, labels) for path in paths]
     staged, errors = [], []
     for ref in refs:
         try:
@@ -62,6 +65,17 @@ def stage_on_ray(store: Store, run: str | None, paths: list[str], as_format: str
         discard(staged)
         raise errors[0]
     return staged
+
+
+def stage_with_formats(formats: list[str], *args) -> Staged:
+    """stage_file in a Ray worker, a fresh process: the format files the driver loaded
+    (--formats) are loaded there first, so both engines know the same formats. The files
+    must be readable on the workers (this machine, or a shared folder)."""
+    if formats:
+        import loganalyze
+
+        loganalyze.load_formats(formats)
+    return stage_file(*args)
 
 
 def connect():

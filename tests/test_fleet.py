@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import loganalyze as la
+import parsers
 from conftest import ROOT
 from loganalyze.cli import main
 from loganalyze.errors import LoganalyzeError
@@ -22,6 +23,8 @@ from loganalyze.fleet import summary
 from loganalyze.objstore import S3Store
 from loganalyze.query import tables
 from loganalyze.store import Store
+from parsers import userformat
+from parsers.tables import SCHEMAS
 
 moto_server = pytest.importorskip("moto.server", reason="moto[server] is not installed (pip install -e '.[test]')")
 boto3 = pytest.importorskip("boto3", reason="boto3 is not installed (pip install -e '.[test]')")
@@ -29,6 +32,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from fleet import write_logs  # noqa: E402
 
 SERVERS = 200
+FORMATS = ROOT / "fixtures" / "formats"
 logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request otherwise
 DAY = "s3://logs/2026-11-29"
 
@@ -52,6 +56,13 @@ def s3(tmp_path_factory):
             client.upload_file(str(path), "logs", f"2026-11-29/{path.relative_to(local)}")
         yield {"client": client, "endpoint": endpoint, "local": local}
     server.stop()
+
+
+def restore_formats(saved=(dict(parsers.FORMATS), dict(SCHEMAS), dict(userformat.INSTALLED))) -> None:
+    """Put back the process-wide format registries a test changed (as tests/test_userformat.py does)."""
+    for registry, before in zip((parsers.FORMATS, SCHEMAS, userformat.INSTALLED), saved):
+        registry.clear()
+        registry.update(before)
 
 
 def fresh() -> str:
@@ -148,7 +159,7 @@ def test_object_glob_with_no_match_is_an_error(s3):
         la.ingest([f"{DAY}/nope/**/*.log.gz"], store=fresh())
 
 
-def test_ray_engine_equals_local_engine_row_for_row(s3):
+def test_ray_engine_equals_local_engine_row_for_row(s3, tmp_path):
     ray = pytest.importorskip("ray", reason="ray is not installed (pip install -e '.[test]')")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
@@ -156,8 +167,13 @@ def test_ray_engine_equals_local_engine_row_for_row(s3):
         got = la.ingest([f"{DAY}/**/*.log.gz"], store=by_ray, engine="ray", labels={"cluster": "x"})
         assert len(got.sources) == SERVERS and not any(s.skipped for s in got.sources)
         la.ingest([f"{DAY}/**/*.log.gz"], store=by_local, engine="local", labels={"cluster": "x"})
+        la.load_formats([FORMATS / "llamacpp.toml"])  # a format file: workers load it too
+        user = la.ingest([str(FORMATS / "llamacpp.log")], store=tmp_path / "store", engine="ray")
+        here = la.ingest([str(FORMATS / "llamacpp.log")], store=tmp_path / "local")
+        assert user.sources[0].format == "llamacpp-example" and user.sources[0].tables == here.sources[0].tables
     finally:
         ray.shutdown()
+        restore_formats()
     sources = [{k: v for k, v in s.items() if k != "ingested"} for s in Store(by_ray).runs()["run1"]["sources"]]
     assert sources == [{k: v for k, v in s.items() if k != "ingested"}
                        for s in Store(by_local).runs()["run1"]["sources"]]
