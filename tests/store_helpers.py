@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import subprocess
@@ -55,7 +54,3 @@ def snapshot(root: Path) -> tuple[str, frozenset[str]]:
     catalog = (root / "catalog.json").read_text() if (root / "catalog.json").exists() else ""
     files = frozenset(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and p.name != ".lock")
     return catalog, files
-
-
-def catalog_json(root: Path) -> dict:
-    return json.loads((root / "catalog.json").read_text())
