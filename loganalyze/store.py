@@ -162,6 +162,10 @@ class Store:
     def __init__(self, root: Path | str | None = None):
         self.root = Path(root) if root else default_root()
 
+    def __getnewargs__(self) -> tuple:
+        """Unpickled (in a Ray task) as the same kind of store, whatever $LOGANALYZE_STORE says there."""
+        return (self.root,)
+
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         with write_errors(self.root, "lock the store"):
