@@ -64,7 +64,7 @@ def drain_mask(min_rows: int = DRAIN_MIN_ROWS) -> pl.Expr:
 
 
 def concurrency(run: Run) -> Family | None:
-    stats = run.table("stats").filter(pl.col("phase") == "decode").sort("ts", "line_no").collect()
+    stats = run.table("stats").filter(pl.col("phase") == "decode").sort("ts", "source", "line_no").collect()
     if stats.height == 0:
         return None
     decode = primary_rank(stats)

@@ -79,7 +79,7 @@ def acceptance_series(run: Run) -> pl.DataFrame:
         "ts", "line_no", "source", "raw", accept_len="mean_accept_len", accept_rate="accept_rate",
         weight=pl.col("drafts").cast(pl.Float64).fill_null(1.0),
     )
-    return pl.concat([sg, spec], how="vertical_relaxed").sort("ts", "line_no")
+    return pl.concat([sg, spec], how="vertical_relaxed").sort("ts", "source", "line_no")
 
 
 def per_position(run: Run) -> list[float] | None:

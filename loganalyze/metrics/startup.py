@@ -32,7 +32,7 @@ def phase_of(kind: pl.Expr) -> pl.Expr:
 
 def startup(run: Run) -> Family | None:
     events = run.table("events").with_columns(phase=phase_of(pl.col("kind"))).filter(
-        pl.col("phase").is_not_null()).sort("ts", "line_no").collect()
+        pl.col("phase").is_not_null()).sort("ts", "source", "line_no").collect()
     if events.height == 0:
         return None
     first = run.table("events").select(pl.col("ts").min()).collect().item()

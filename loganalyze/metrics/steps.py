@@ -28,7 +28,7 @@ def decode_interval(config: pl.DataFrame, version: str | None) -> int:
 
 def step_rows(run: Run) -> pl.DataFrame:
     """Per decode interval: batch size, tokens per step per request, and step time in ms."""
-    stats = run.table("stats").sort("ts", "line_no").collect()
+    stats = run.table("stats").sort("ts", "source", "line_no").collect()
     decode = primary_rank(stats.filter(pl.col("phase") == "decode"))
     if decode.height == 0:
         return decode

@@ -95,7 +95,7 @@ def per_level(rows: pl.DataFrame) -> pl.DataFrame:
 
 def decode_rows(run: Run) -> pl.DataFrame:
     stats = run.table("stats").filter((pl.col("phase") == "decode") & pl.col("ts").is_not_null())
-    return primary_rank(stats.sort("ts", "line_no").collect())
+    return primary_rank(stats.sort("ts", "source", "line_no").collect())
 
 
 def by_time(decode: pl.DataFrame, levels: pl.DataFrame) -> pl.DataFrame:
