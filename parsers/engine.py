@@ -95,26 +95,43 @@ def classify_rows(fmt: LogFormat, frame: pl.DataFrame) -> pl.Series:
     needles = [n for k in kinds for n in _needles(k)]
     if fmt.embeddable and needles and all(needles):
         todo = todo.filter(_any_of(needles))
-    for k in kinds:
+    for at, k in enumerate(kinds):
         if todo.height == 0:
             break
+        if todo.height * 4 < frame.height and len(kinds) - at > 2:
+            return _classify_tail(kinds[at:], todo, kind)
         hit = todo.select(_any_of(_needles(k))).to_series()
-        if not hit.any():
-            continue
-        if k.match or k.levels:
-            test = pl.lit(True)
-            if k.match:
-                test = test & pl.col("msg").str.contains(k.match)
-            if k.levels:
-                test = test & pl.col("level").is_in(k.levels)
-            at_hit = hit.arg_true()
-            passed = todo[at_hit].select(test).to_series()
-            if not passed.all():
-                hit = hit.scatter(at_hit.filter(~passed), False)
-            if not hit.any():
-                continue
-        kind = kind.scatter(todo["__i"].filter(hit), k.name)
-        todo = todo.filter(~hit)
+        hit = _passing(k, todo, hit)
+        if hit.any():
+            kind = kind.scatter(todo["__i"].filter(hit), k.name)
+            todo = todo.filter(~hit)
+    return kind
+
+
+def _passing(k: LineKind, todo: pl.DataFrame, hit: pl.Series) -> pl.Series:
+    """`hit` (lines with the kind's needle) narrowed to the lines its regex and levels accept."""
+    if not (k.match or k.levels) or not hit.any():
+        return hit
+    test = pl.lit(True)
+    if k.match:
+        test = test & pl.col("msg").str.contains(k.match)
+    if k.levels:
+        test = test & pl.col("level").is_in(k.levels)
+    at_hit = hit.arg_true()
+    passed = todo[at_hit].select(test).to_series()
+    return hit if passed.all() else hit.scatter(at_hit.filter(~passed), False)
+
+
+def _classify_tail(kinds: list[LineKind], todo: pl.DataFrame, kind: pl.Series) -> pl.Series:
+    """The last kinds on the few lines left: every needle test in one pass over them (no
+    frame rebuilt per kind), then the first kind in order that each line passes."""
+    hits = todo.select(_any_of(_needles(k)).alias(f"h{i}") for i, k in enumerate(kinds))
+    free = pl.repeat(True, todo.height, eager=True)
+    for i, k in enumerate(kinds):
+        hit = _passing(k, todo, hits[f"h{i}"] & free)
+        if hit.any():
+            kind = kind.scatter(todo["__i"].filter(hit), k.name)
+            free = free & ~hit
     return kind
 
 
