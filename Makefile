@@ -14,8 +14,12 @@ $(BIN)/loganalyze: pyproject.toml
 install: $(BIN)/loganalyze
 
 demo: install
-	$(BIN)/loganalyze ingest -q fixtures/reference/sglang-eagle3/server.log fixtures/reference/sglang-eagle3/bench.jsonl --run sglang-eagle3 --store $(DEMO_STORE)
-	$(BIN)/loganalyze diagnose sglang-eagle3 --store $(DEMO_STORE)
+	rm -rf $(DEMO_STORE)
+	$(BIN)/loganalyze ingest -q --store $(DEMO_STORE) --run sglang-base fixtures/reference/sglang-base/server.log fixtures/reference/sglang-base/bench.jsonl
+	$(BIN)/loganalyze ingest -q --store $(DEMO_STORE) --run sglang-eagle3 fixtures/reference/sglang-eagle3/server.log fixtures/reference/sglang-eagle3/bench.jsonl fixtures/reference/sglang-eagle3/nccl.log
+	$(BIN)/loganalyze ingest -q --store $(DEMO_STORE) --run vllm-baseline fixtures/reference/vllm-baseline/server.log fixtures/reference/vllm-baseline/bench/*.json
+	$(BIN)/loganalyze diagnose sglang-eagle3 --baseline sglang-base --store $(DEMO_STORE)
+	$(BIN)/loganalyze compare vllm-baseline sglang-base sglang-eagle3 --store $(DEMO_STORE)
 
 # Chromium renders the HTML report in tests/test_report.py (Debian's package).
 # The long tests (fault loops, fuzzing at scale) run here too; plain `pytest` skips them.
