@@ -157,3 +157,24 @@ def test_progress_line_only_on_a_terminal_and_never_when_quiet(monkeypatch):
         bar.update(10**6, 1000)
         bar.close()
         assert bool(stream.getvalue()) == shown
+
+
+def test_drain_mask_matches_the_window_it_replaces():
+    """drain_mask without a window over as many groups as rows: same flags, nulls included."""
+    import random
+
+    from loganalyze.metrics.concurrency import drain_mask
+
+    def window(min_rows: int) -> pl.Expr:
+        falling = (pl.col("running").diff() < 0) & (pl.col("queued") == 0)
+        in_drain = falling & (falling.sum().over((~falling).cum_sum()) >= min_rows)
+        return in_drain | in_drain.shift(-1).fill_null(False)
+
+    rnd = random.Random(7)
+    for _ in range(1500):
+        n, p = rnd.randrange(0, 40), rnd.random() * 0.3
+        running = [None if rnd.random() < p else rnd.randrange(0, 6) for _ in range(n)]
+        queued = [rnd.choice([None, 0, 0, 1]) if rnd.random() < 0.5 else 0 for _ in range(n)]
+        frame = pl.DataFrame({"running": running, "queued": queued}, schema={"running": pl.Int64, "queued": pl.Int64})
+        for m in (1, 3):
+            assert frame.select(drain_mask(m)).to_series().to_list() == frame.select(window(m)).to_series().to_list()

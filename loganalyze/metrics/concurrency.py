@@ -57,10 +57,43 @@ def drain_mask(min_rows: int = DRAIN_MIN_ROWS) -> pl.Expr:
     Such windows measure the benchmark's tail, not the server's steady state, so
     steady-state means leave them out.
     """
-    falling = (pl.col("running").diff() < 0) & (pl.col("queued") == 0)
-    streak = (~falling).cum_sum()
-    in_drain = falling & (falling.sum().over(streak) >= min_rows)
+    in_drain = pl.struct("running", "queued").map_batches(lambda s: _drain_rows(s, min_rows), return_dtype=pl.Boolean)
     return in_drain | in_drain.shift(-1).fill_null(False)
+
+
+def _drain_rows(cols: pl.Series, min_rows: int) -> pl.Series:
+    """`falling & (falling.sum().over(streak) >= min_rows)`, streak = (~falling).cum_sum(),
+    without a window over as many groups as rows (seconds on a 1 GB log).
+
+    Same result, nulls included: as in the window, `falling` counts within each streak
+    group (the step from the group's previous row; none for its first), and the rows with
+    no streak (a null `falling`) form one more group.
+    """
+    frame = cols.struct.unnest()
+    falling = frame.select((pl.col("running").diff() < 0) & (pl.col("queued") == 0)).to_series()
+    streak = (~falling).cum_sum()
+    keyed = streak.is_not_null()
+    sums = pl.repeat(0, frame.height, dtype=pl.UInt32, eager=True)
+    at = keyed.arg_true()
+    if at.len():
+        st = streak.gather(at)
+        first = (pl.col("st") != pl.col("st").shift(1)).fill_null(True)
+        steps = _falling_steps(frame[at].with_columns(st=st), first)
+        runs = st.rle().struct.field("len")  # groups are runs: streak never decreases
+        ends = steps.cum_sum().gather(runs.cum_sum() - 1)
+        sums = sums.scatter(at, (ends - ends.shift(1, fill_value=0)).repeat_by(runs).explode())
+    loose = (~keyed).arg_true()
+    if loose.len():
+        sums = sums.scatter(loose, _falling_steps(frame[loose]).sum())
+    return falling & (sums >= min_rows)
+
+
+def _falling_steps(frame: pl.DataFrame, first: pl.Expr | None = None) -> pl.Series:
+    """1 where running fell from the row before (in `frame`) with an empty queue, else 0."""
+    step = pl.col("running").diff()
+    if first is not None:
+        step = pl.when(first).then(None).otherwise(step)
+    return frame.select(((step < 0) & (pl.col("queued") == 0)).fill_null(False).cast(pl.UInt32)).to_series()
 
 
 def concurrency(run: Run) -> Family | None:
