@@ -28,8 +28,8 @@ def decode_interval(config: pl.DataFrame, version: str | None) -> int:
 
 def step_rows(run: Run) -> pl.DataFrame:
     """Per decode interval: batch size, tokens per step per request, and step time in ms."""
-    stats = run.table("stats").sort("ts", "source", "line_no").collect()
-    decode = primary_rank(stats.filter(pl.col("phase") == "decode"))
+    stats = run.table("stats").filter(pl.col("phase") == "decode").sort("ts", "source", "line_no").collect()
+    decode = primary_rank(stats)
     if decode.height == 0:
         return decode
     versions = [s.get("version") for s in run.info["sources"] if s.get("format") == "sglang"]
