@@ -37,6 +37,18 @@ def config_value(config: pl.DataFrame, *keys: str) -> tuple[str | None, float | 
     return None, None, None
 
 
+def decode_rows(run: Run) -> pl.DataFrame:
+    """The run's decode stats rows in (ts, source, line_no) order, read and sorted once per
+    run: several families start from them, and on a big log that read is most of their time.
+    Kept while the run's sources stay the same."""
+    sources = tuple(s["id"] for s in run.info["sources"])
+    cached = run.__dict__.get("_decode_rows")
+    if cached is None or cached[0] != sources:
+        stats = run.table("stats").filter(pl.col("phase") == "decode").sort("ts", "source", "line_no").collect()
+        cached = run.__dict__["_decode_rows"] = (sources, stats)
+    return cached[1]
+
+
 def primary_rank(stats: pl.DataFrame) -> pl.DataFrame:
     """Rows of the one rank that metrics follow: stats are printed per rank and per DP group.
 

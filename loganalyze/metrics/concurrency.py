@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.metrics.base import Family, config_value, primary_rank, round_or_none
+from loganalyze.metrics.base import Family, config_value, decode_rows, primary_rank, round_or_none
 from loganalyze.run import Run
 
 NEAR_FULL = 0.9
@@ -97,7 +97,7 @@ def _falling_steps(frame: pl.DataFrame, first: pl.Expr | None = None) -> pl.Seri
 
 
 def concurrency(run: Run) -> Family | None:
-    stats = run.table("stats").filter(pl.col("phase") == "decode").sort("ts", "source", "line_no").collect()
+    stats = decode_rows(run)
     if stats.height == 0:
         return None
     decode = primary_rank(stats)

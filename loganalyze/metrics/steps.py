@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.metrics.base import Family, config_value, primary_rank, round_or_none
+from loganalyze.metrics.base import Family, config_value, decode_rows, primary_rank, round_or_none
 from loganalyze.run import Run
 
 DEFAULT_INTERVAL = 40
@@ -28,8 +28,7 @@ def decode_interval(config: pl.DataFrame, version: str | None) -> int:
 
 def step_rows(run: Run) -> pl.DataFrame:
     """Per decode interval: batch size, tokens per step per request, and step time in ms."""
-    stats = run.table("stats").filter(pl.col("phase") == "decode").sort("ts", "source", "line_no").collect()
-    decode = primary_rank(stats)
+    decode = primary_rank(decode_rows(run))
     if decode.height == 0:
         return decode
     versions = [s.get("version") for s in run.info["sources"] if s.get("format") == "sglang"]
