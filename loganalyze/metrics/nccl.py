@@ -46,8 +46,8 @@ def nccl(run: Run) -> Family | None:
     perf = perf_rows(t["nccl_perf"])
     colls = t["nccl_colls"].filter(pl.col("what") == "call")
     timeouts, progress = watchdog(events)
-    stats = run.table("stats").select("source", "line_no", "raw", "running", "queued", "gen_throughput").collect()
-    hangs = hang_context(events, stats)
+    stats = run.table("stats").select("source", "line_no", "raw", "running", "queued", "gen_throughput")
+    hangs = hang_context(events, stats)  # reads the stats table only when there is a timeout
     frames = {
         "links": links, "transport_mix": transport_mix(links), "comms": per_comm, "env": env, "busbw": perf,
         "coll_sizes": coll_sizes(colls), "coll_progress": coll_progress(colls),
@@ -397,11 +397,13 @@ def watchdog(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     return timeouts.with_columns(numel_bytes_bf16=pl.col("numel_in") * BF16), progress
 
 
-def hang_context(events: pl.DataFrame, stats: pl.DataFrame) -> pl.DataFrame:
+def hang_context(events: pl.DataFrame, stats: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """Each timeout (PyTorch or SGLang watchdog) with the last stats line before it in its file:
     what the server was doing when it stopped."""
     hangs = events.filter(pl.col("kind").is_in([*TIMEOUT_KINDS, "watchdog_timeout"])).select(
         "source", "line_no", "raw", "kind", "rank", "fields").sort("line_no")
+    if hangs.height and isinstance(stats, pl.LazyFrame):
+        stats = stats.collect()
     if hangs.height == 0 or stats.height == 0:
         return hangs.with_columns(stats_line=pl.lit(None, pl.Int64), stats_raw=pl.lit(None, pl.String),
                                   running=pl.lit(None, pl.Int64), queued=pl.lit(None, pl.Int64))
