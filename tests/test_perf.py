@@ -178,3 +178,20 @@ def test_drain_mask_matches_the_window_it_replaces():
         frame = pl.DataFrame({"running": running, "queued": queued}, schema={"running": pl.Int64, "queued": pl.Int64})
         for m in (1, 3):
             assert frame.select(drain_mask(m)).to_series().to_list() == frame.select(window(m)).to_series().to_list()
+
+
+def test_in_order_means_sorting_changes_nothing():
+    import datetime as dt
+    import random
+
+    from loganalyze.metrics.base import in_order
+
+    rnd, t0 = random.Random(3), dt.datetime(2026, 1, 1)
+    for _ in range(500):
+        n = rnd.randrange(0, 8)
+        frame = pl.DataFrame({
+            "ts": [None if rnd.random() < 0.05 else t0 + dt.timedelta(seconds=rnd.randrange(3)) for _ in range(n)],
+            "source": [rnd.choice("ab") for _ in range(n)], "line_no": [rnd.randrange(4) for _ in range(n)],
+        }, schema={"ts": pl.Datetime("us"), "source": pl.String, "line_no": pl.Int64}).unique(["source", "line_no"])
+        if in_order(frame):
+            assert frame.equals(frame.sort("ts", "source", "line_no"))

@@ -44,9 +44,21 @@ def decode_rows(run: Run) -> pl.DataFrame:
     sources = tuple(s["id"] for s in run.info["sources"])
     cached = run.__dict__.get("_decode_rows")
     if cached is None or cached[0] != sources:
-        stats = run.table("stats").filter(pl.col("phase") == "decode").sort("ts", "source", "line_no").collect()
+        stats = run.table("stats").filter(pl.col("phase") == "decode").collect()
+        if not in_order(stats):
+            stats = stats.sort("ts", "source", "line_no")
         cached = run.__dict__["_decode_rows"] = (sources, stats)
     return cached[1]
+
+
+def in_order(frame: pl.DataFrame) -> bool:
+    """Whether `frame` is already sorted by (ts, source, line_no), as a log read in file order
+    usually is (then sorting would only copy it). No null ts: sort puts those first."""
+    if frame.height < 2:
+        return frame.height == 0 or frame["ts"].null_count() == 0
+    ts, src, line = pl.col("ts"), pl.col("source"), pl.col("line_no")
+    after = (ts > ts.shift(1)) | ((ts == ts.shift(1)) & ((src > src.shift(1)) | ((src == src.shift(1)) & (line > line.shift(1)))))
+    return bool(frame.select((ts.null_count() == 0) & after.slice(1).all()).item())
 
 
 def primary_rank(stats: pl.DataFrame) -> pl.DataFrame:
