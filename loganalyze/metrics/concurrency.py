@@ -106,8 +106,8 @@ def concurrency(run: Run) -> Family | None:
     reset = config.filter(pl.col("origin") == "speculative_reset")
     at_cap = (pl.col("running") >= cap) if cap else pl.lit(False)
     flags = decode.with_columns(at_cap=at_cap, capped=at_cap & (pl.col("queued") > 0), drain=drain_mask())
-    capped = flags.filter("capped")
-    steady = flags.filter(~pl.col("drain"))
+    capped = flags.select("capped", "queued").filter("capped")  # only what the summary reads: no copy of every column
+    steady = flags.select("drain", "running", "gen_throughput").filter(~pl.col("drain"))
     summary = {
         "cap": cap,
         "cap_source": origin,
