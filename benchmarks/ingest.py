@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     size = log.stat().st_size
     lines = count_lines(log)
     print(f"log: {log} ({size / 1e6:,.0f} MB, {lines:,} lines, {args.format})", file=sys.stderr)
-    print(f"machine: {machine()}", file=sys.stderr)
+    print(f"machine: {machine()}; load average before: {os.getloadavg()[0]:.2f}", file=sys.stderr)
 
     env = {**os.environ, "LC_ALL": "C"}
     commands = {
@@ -151,15 +151,18 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(args.dir / f"store{i}", ignore_errors=True)
 
     summary: dict = {"log": str(log), "format": args.format, "bytes": size, "lines": lines,
-                     "stats_lines": stats_lines, "machine": machine(), "runs": args.runs, "tools": {}}
-    print(f"\n{'':8s} {'wall s':>8s} {'MB/s':>8s} {'lines/s':>11s} {'CPU s':>7s} {'peak RSS':>9s}")
+                     "stats_lines": stats_lines, "machine": machine(), "runs": args.runs,
+                     "load_average_after": os.getloadavg()[0], "tools": {}}
+    # MB per CPU second says what the code costs even when other work shares the machine.
+    print(f"\n{'':8s} {'wall s':>8s} {'MB/s':>8s} {'lines/s':>11s} {'CPU s':>7s} {'MB/CPU-s':>9s} {'peak RSS':>9s}")
     for tool, rows in results.items():
         wall = median(rows, "wall_s")
         fig = {"wall_s": wall, "mb_s": size / 1e6 / wall, "lines_s": lines / wall, "cpu_s": median(rows, "cpu_s"),
                "rss_mb": max(r["rss_mb"] for r in rows)}
+        fig["mb_per_cpu_s"] = size / 1e6 / fig["cpu_s"]
         summary["tools"][tool] = fig
         print(f"{tool:8s} {wall:8.2f} {fig['mb_s']:8.1f} {fig['lines_s']:11,.0f} {fig['cpu_s']:7.2f} "
-              f"{fig['rss_mb']:6.0f} MB")
+              f"{fig['mb_per_cpu_s']:9.1f} {fig['rss_mb']:6.0f} MB")
     t = summary["tools"]
     if "ingest" in t:
         for other in ("naive", "grep"):
@@ -191,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name:8s} {fig['wall_s']:8.2f} s  peak RSS {fig['rss_mb']:6.0f} MB")
         finally:
             os.rename(hidden, log)
+    print(f"load average after: {os.getloadavg()[0]:.2f} (above ~0.5 other work shared the cores)")
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1))
     return 0
