@@ -20,6 +20,7 @@ from loganalyze.progress import ProgressBar
 from loganalyze.diagnosis import SEVERITIES
 from loganalyze.diagnosis import diagnose as run_diagnosis
 from loganalyze.metrics import compute as compute_metrics
+from loganalyze.regression import parse_limit, regressions
 from loganalyze.render import (metrics_csv, print_json, render_findings_md, render_findings_text, render_ingest,
                                render_metrics, render_runs, render_show)
 from loganalyze.store import Store
@@ -187,8 +188,11 @@ def metrics_cmd(run, store, out_format):
 @fmt_option("text", "json", "md")
 @click.option("--fail-on", type=click.Choice(["warning", "critical"]), default=None,
               help="Exit 1 when a finding of this severity or worse exists (for CI).")
+@click.option("--max-regression", default=None, metavar="PCT",
+              help="With --baseline: exit 1 when throughput or latency is worse than the baseline by more than "
+                   "PCT (e.g. 5%%): a deployment gate.")
 @click.option("--no-redact", is_flag=True, help="Keep secrets (API keys, tokens, passwords) in the output.")
-def diagnose(run, store, baseline, out_format, fail_on, no_redact):
+def diagnose(run, store, baseline, out_format, fail_on, max_regression, no_redact):
     """Find the root causes of slowness in a run, ranked by estimated impact.
 
     Each finding has an id, a severity, a verdict with numbers, evidence (file:line and
@@ -198,19 +202,27 @@ def diagnose(run, store, baseline, out_format, fail_on, no_redact):
     Example:
       loganalyze diagnose run42
       loganalyze diagnose run42 --format json --fail-on critical   # CI gate
+      loganalyze diagnose new --baseline old --max-regression 5%   # deployment gate
     """
     s = Store(store)
     r = loganalyze.open_run(run, s)
     base = loganalyze.open_run(baseline, s) if baseline else None
+    if max_regression and not base:
+        raise LoganalyzeError("--max-regression needs --baseline RUN")
     findings = run_diagnosis(r, base)
+    worse = regressions(compute_metrics(r), compute_metrics(base), parse_limit(max_regression)) \
+        if max_regression else []
     if out_format == "json":
-        print_json({"run": run, "baseline": baseline, "findings": [f.to_dict() for f in findings]},
-                   redact=not no_redact)
+        print_json({"run": run, "baseline": baseline, "findings": [f.to_dict() for f in findings],
+                    **({"regressions": worse} if max_regression else {})}, redact=not no_redact)
     elif out_format == "md":
         click.echo(render_findings_md(run, findings, redact=not no_redact))
     else:
         click.echo(render_findings_text(run, findings, redact=not no_redact))
-    if fail_on and any(SEVERITIES.index(f.severity) <= SEVERITIES.index(fail_on) for f in findings):
+    for w in worse:
+        click.echo(f"loganalyze: regression: {w['metric']} {w['run']:,.1f} vs {w['baseline']:,.1f} in {baseline} "
+                   f"({w['regression']:.0%} worse, limit {max_regression})", err=True)
+    if worse or (fail_on and any(SEVERITIES.index(f.severity) <= SEVERITIES.index(fail_on) for f in findings)):
         sys.exit(1)
 
 

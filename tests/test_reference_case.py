@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import loganalyze as la
@@ -53,3 +55,24 @@ def test_base_run_is_healthy(runs):
     assert [f.id for f in diagnose(base) if f.severity != "info"] == []
     cap = metrics.compute(base)["concurrency"].summary
     assert (cap["cap"], cap["queue_max"]) == (2048, 0)
+
+
+def test_max_regression_gates_a_deployment(tmp_path):
+    from click.testing import CliRunner
+
+    from loganalyze.cli import main
+
+    store = tmp_path / "store"
+    for name in ("sglang-eagle3", "sglang-base"):
+        la.ingest([REF / name / "server.log", REF / name / "bench.jsonl"], run=name, store=store)
+    runner = CliRunner()
+    gate = ["diagnose", "sglang-eagle3", "--baseline", "sglang-base", "--store", str(store), "--format", "json"]
+    failed = runner.invoke(main, [*gate, "--max-regression", "5%"])
+    assert failed.exit_code == 1
+    worst = {r["metric"]: r for r in json.loads(failed.stdout)["regressions"]}
+    assert worst["peak output tok/s"]["regression"] == pytest.approx(0.642, abs=0.001)
+    assert "single-stream output tok/s" not in worst  # 62.9 vs 63.6: 1.1 % only
+    same = runner.invoke(main, ["diagnose", "sglang-base", *gate[2:], "--max-regression", "5%"])
+    assert same.exit_code == 0 and json.loads(same.stdout)["regressions"] == []
+    bad = runner.invoke(main, [*gate, "--max-regression", "lots"])
+    assert bad.exit_code == 2 and "percentage" in bad.output

@@ -1,0 +1,59 @@
+"""A deployment gate: did this run get slower than its baseline by more than a limit?
+
+Throughput is compared where both runs have it: the benchmark sweep's single-stream and
+peak output tok/s (and TTFT/TPOT at peak for latency); without sweeps, the servers'
+steady-state generation throughput. A regression is the relative loss against the
+baseline: (base - run) / base for throughput, (run - base) / base for latency.
+"""
+
+from __future__ import annotations
+
+from loganalyze.errors import LoganalyzeError
+from loganalyze.metrics.base import Family
+
+HIGHER_IS_BETTER = {
+    ("sweep", "single_stream_tok_s"): "single-stream output tok/s",
+    ("sweep", "peak_tok_s"): "peak output tok/s",
+    ("concurrency", "gen_throughput_mean"): "mean generation throughput (tok/s)",
+}
+LOWER_IS_BETTER = {
+    ("sweep", "ttft_p50_ms_at_peak"): "TTFT p50 at peak (ms)",
+    ("sweep", "tpot_p50_ms_at_peak"): "TPOT p50 at peak (ms)",
+}
+
+
+def parse_limit(text: str) -> float:
+    """'5%' or '0.05' -> 0.05."""
+    text = text.strip()
+    try:
+        limit = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise LoganalyzeError(f"--max-regression {text!r}: give a percentage such as 5% or a fraction such as 0.05") \
+            from None
+    if limit < 0:
+        raise LoganalyzeError(f"--max-regression {text!r} is negative")
+    return limit
+
+
+def _value(metrics: dict[str, Family], family: str, key: str) -> float | None:
+    fam = metrics.get(family)
+    value = fam.summary.get(key) if fam else None
+    return float(value) if isinstance(value, (int, float)) and value > 0 else None
+
+
+def regressions(run: dict[str, Family], base: dict[str, Family], limit: float) -> list[dict]:
+    """Each compared metric whose loss against the baseline exceeds `limit`, worst first."""
+    keys = [k for k in HIGHER_IS_BETTER if k[0] == "sweep"] if "sweep" in run and "sweep" in base \
+        else [("concurrency", "gen_throughput_mean")]
+    compared = [(k, HIGHER_IS_BETTER[k], +1) for k in keys]
+    if "sweep" in run and "sweep" in base:
+        compared += [(k, label, -1) for k, label in LOWER_IS_BETTER.items()]
+    out = []
+    for (family, key), label, sign in compared:
+        now, before = _value(run, family, key), _value(base, family, key)
+        if now is None or before is None:
+            continue
+        loss = sign * (before - now) / before
+        if loss > limit:
+            out.append({"metric": label, "run": now, "baseline": before, "regression": round(loss, 4)})
+    return sorted(out, key=lambda r: -r["regression"])
