@@ -22,6 +22,7 @@ PAIR = r"[,.] [#A-Za-z][^:,]*?: [^ ,]+"
 # ones; tests turn them off to check that.
 FAST = True
 PFX = "__pfx"
+SUFFIX = "\x00suffix:"  # marks a prefix plan whose message is the rest less a suffix
 
 
 @dataclass
@@ -200,10 +201,12 @@ def prefix_plan(prefix: str) -> tuple[str, str | None] | None:
     """Split a prefix `^HEAD(?P<msg>TAIL)$` into a regex for HEAD's groups and one for the rest.
 
     Capturing `(?P<msg>.*)$` costs a walk through the whole line; HEAD alone stops where
-    the message starts, and the message is then the rest of the line (TAIL `.*`) or what
-    the TAIL regex finds in it. Where the TAIL regex does not match, the whole prefix is
-    applied to the line, so the groups are always those of `prefix`. None when the prefix
-    has another shape (no top-level msg group, alternation at the top, global flags).
+    the message starts, and the message is then the rest of the line (TAIL `.*`), the rest
+    less a suffix (TAIL `.*?SUFFIX` with no group in SUFFIX: the lazy message ends where
+    the leftmost match of `SUFFIX$` starts), or what the TAIL regex finds in it. Where the
+    TAIL regex does not match, the whole prefix is applied to the line, so the groups are
+    always those of `prefix`. None when the prefix has another shape (no top-level msg
+    group, alternation at the top, global flags).
     """
     at = prefix.find("(?P<msg>")
     if not prefix.startswith("^") or at < 0 or not prefix.endswith("$") or prefix.endswith("\\$"):
@@ -219,7 +222,17 @@ def prefix_plan(prefix: str) -> tuple[str, str | None] | None:
         regex.compile("^" + tail)
     except regex.error:
         return None
-    return f"^(?P<{PFX}>{head})", (None if tail == "(?P<msg>.*)$" else "^" + tail)
+    if tail == "(?P<msg>.*)$":
+        return f"^(?P<{PFX}>{head})", None
+    lazy = "(?P<msg>.*?)"
+    suffix = tail[len(lazy):-1]
+    if tail.startswith(lazy) and _top_level(suffix) and not any(d == 0 and c == "|" for d, c in _top_level(suffix)):
+        try:
+            if regex.compile(f"(?:{suffix})").groups == 0:
+                return f"^(?P<{PFX}>{head})", SUFFIX + suffix
+        except regex.error:
+            pass
+    return f"^(?P<{PFX}>{head})", "^" + tail
 
 
 def prefix_groups(prefix: str, text: pl.Series) -> pl.Series:
@@ -234,7 +247,12 @@ def prefix_groups(prefix: str, text: pl.Series) -> pl.Series:
     else:
         head = text.str.extract_groups(head_re).struct.unnest()
         rest = text.str.slice(head[PFX].str.len_chars())
-    tail = rest.to_frame("msg") if tail_re is None else rest.str.extract_groups(tail_re).struct.unnest()
+    if tail_re is None:
+        tail = rest.to_frame("msg")
+    elif tail_re.startswith(SUFFIX):  # always matches: SUFFIX$ can, at the latest, match empty at the end
+        tail = rest.str.replace(f"(?:{tail_re[len(SUFFIX):]})$", "").to_frame("msg")
+    else:
+        tail = rest.str.extract_groups(tail_re).struct.unnest()
     out = pl.concat([head.drop(PFX), tail], how="horizontal").select(names) if head.width else tail.select(names)
     missed = out["msg"].is_null()
     if missed.any():
