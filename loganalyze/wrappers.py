@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from parsers.engine import prefix_groups
+
 MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 
 # Each wrapper: a named-group pattern anchored at the line start. Groups other than
@@ -28,10 +30,15 @@ ANY_START = (
 
 
 def _peel(frame: pl.DataFrame, pattern: str, extra: list[str]) -> pl.DataFrame:
-    """Apply one wrapper pattern: rows that match lose the wrapper, others stay as they are."""
-    groups = pl.col("text").str.extract_groups(pattern)
-    cols = [groups.struct.field("body").alias("_body")] + [groups.struct.field(g).alias(g) for g in extra]
-    out = frame.with_columns(cols)
+    """Apply one wrapper pattern: rows that match lose the wrapper, others stay as they are.
+
+    The groups are those of `pattern`, found without capturing the rest of the line (the
+    body is what follows the wrapper; see parsers.engine.prefix_groups).
+    """
+    groups = prefix_groups(pattern.replace("(?P<body>", "(?P<msg>"), frame["text"]).alias("_groups")
+    fields = pl.col("_groups").struct
+    cols = [fields.field("msg").alias("_body")] + [fields.field(g).alias(g) for g in extra]
+    out = frame.with_columns(groups).with_columns(cols).drop("_groups")
     return out.with_columns(text=pl.coalesce("_body", "text")).drop("_body")
 
 
