@@ -2,11 +2,11 @@
 
     make reports            # or: .venv/bin/python reports/build.py
 
-Each report records a content hash of its inputs (run names, the fixtures' sha256, the
-report builder's version) in `<meta name="loganalyze-inputs">`; tests/test_report.py
-recomputes it with `expected_digest` and fails when a report is stale. Reports carry no
+Each report records a content hash of its inputs (run names, the fixtures' sha256,
+loganalyze's and Vega's versions) in `<meta name="loganalyze-inputs">`. Reports carry no
 generation time, and fixtures are ingested with a fixed year (vLLM lines print none, and
-the default would be the file's modification time), so a rebuild is byte-for-byte stable.
+the default would be the file's modification time), so a rebuild is byte-for-byte stable:
+tests/test_report.py rebuilds them and fails when the committed ones differ.
 """
 
 from __future__ import annotations
