@@ -6,7 +6,6 @@ the user can fix (LoganalyzeError) become one line on stderr and exit code 2.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path

@@ -11,7 +11,6 @@ tests/test_report.py rebuilds them and fails when the committed ones differ.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 import tempfile
@@ -23,7 +22,6 @@ sys.path.insert(0, str(ROOT))
 
 import loganalyze as la  # noqa: E402
 from loganalyze.report import build_report  # noqa: E402
-from loganalyze.report.model import inputs_digest  # noqa: E402
 from loganalyze.store import Store  # noqa: E402
 
 REFERENCE = "fixtures/reference"
@@ -55,20 +53,6 @@ REPORTS = (
     Report("reference-comparison.html", ("sglang-eagle3", "sglang-base", "vllm-baseline"), "sglang-base", "html"),
     Report("reference-comparison.md", ("sglang-eagle3", "sglang-base", "vllm-baseline"), "sglang-base", "md"),
 )
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def expected_digest(report: Report) -> str:
-    """The inputs hash a fresh build of `report` records, from the fixture files as they are now."""
-    names = dict.fromkeys((report.baseline,) + report.runs if report.baseline else report.runs)
-    return inputs_digest({run: [sha256_file(ROOT / f) for f in RUNS[run]] for run in names}, report.baseline)
 
 
 def build(out_dir: Path = ROOT / "reports") -> list[Path]:

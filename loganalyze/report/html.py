@@ -24,7 +24,7 @@ import altair as alt
 
 from loganalyze.redact import redact_obj
 from loganalyze.report import charts
-from loganalyze.report.model import ReportData, RunData, builder_version
+from loganalyze.report.model import ReportData, builder_version
 from loganalyze.report.tables import Table, all_metrics, config_table, fmt, key_metrics, sources_table, unparsed_table
 
 BADGE = {"critical": "CRITICAL", "warning": "WARNING", "info": "INFO"}

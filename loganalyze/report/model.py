@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -79,19 +78,10 @@ class ReportData:
 
 
 def builder_version() -> str:
-    """loganalyze's version plus a hash of all its code and the vendored Vega JS version.
-
-    Recorded in every report so that a test can tell when the committed example reports
-    were built by older code (see reports/build.py): parsers, metrics and findings shape
-    a report as much as the report code does.
-    """
+    """loganalyze's version and the vendored Vega JS version, recorded in every report."""
     import vl_convert
 
-    code = hashlib.sha256()
-    root = Path(loganalyze.__file__).parent.parent
-    for path in sorted([*root.glob("loganalyze/**/*.py"), *root.glob("parsers/**/*.py")]):
-        code.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
-    return f"{loganalyze.__version__}+code.{code.hexdigest()[:12]}+vl-convert.{vl_convert.__version__}"
+    return f"{loganalyze.__version__}+vl-convert.{vl_convert.__version__}"
 
 
 def inputs_digest(sources_by_run: dict[str, list[str]], baseline: str | None) -> str:
