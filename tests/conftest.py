@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import strategies as st
 
 import loganalyze as la
 from loganalyze.store import Store
@@ -38,3 +39,22 @@ def ingest_one(store):
         return result, la.open_run(name, store)
 
     return run
+
+
+def mutate(draw, line: str, noise: st.SearchStrategy[str], bad_number: str) -> str:
+    """A sample line damaged up to three times: cut, noise inserted, truncated, a number spoiled.
+
+    The fuzz tests of every format draw from this, each with its own noise.
+    """
+    for _ in range(draw(st.integers(0, 3))):
+        at = draw(st.integers(0, len(line)))
+        op = draw(st.sampled_from(["cut", "insert", "truncate", "digits"]))
+        if op == "cut":
+            line = line[:at] + line[at + draw(st.integers(1, 8)):]
+        elif op == "insert":
+            line = line[:at] + draw(noise) + line[at:]
+        elif op == "truncate":
+            line = line[:at]
+        else:
+            line = line[:at] + line[at:].replace("0", bad_number, 1).replace("1", "-1", 1)
+    return line

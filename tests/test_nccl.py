@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import parsers
-from conftest import SAMPLES, sample
+from conftest import SAMPLES, mutate, sample
 from loganalyze.diagnosis import hang, nccl_bandwidth, nccl_transport
 from loganalyze.diagnosis.base import Context as DiagContext
 from loganalyze.ingest import parse_batch
@@ -466,19 +466,7 @@ NOISE = st.sampled_from(list(",:%.[]() x9-\t'\"{}/|>#=") + ["NCCL INFO ", "NCCL 
 
 @st.composite
 def mutated(draw) -> str:
-    line = draw(st.sampled_from(POOL))
-    for _ in range(draw(st.integers(0, 3))):
-        at = draw(st.integers(0, len(line)))
-        op = draw(st.sampled_from(["cut", "insert", "truncate", "digits"]))
-        if op == "cut":
-            line = line[:at] + line[at + draw(st.integers(1, 8)):]
-        elif op == "insert":
-            line = line[:at] + "".join(draw(st.lists(NOISE, max_size=4))) + line[at:]
-        elif op == "truncate":
-            line = line[:at]
-        else:
-            line = line[:at] + line[at:].replace("0", "ff", 1).replace("1", "-1", 1)
-    return line
+    return mutate(draw, draw(st.sampled_from(POOL)), st.lists(NOISE, max_size=4).map("".join), "ff")
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

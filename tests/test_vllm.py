@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import importlib
-from conftest import SAMPLES, sample
+from conftest import SAMPLES, mutate, sample
 from loganalyze import reader
 from loganalyze.ingest import parse_batch
 from parsers import vllm
@@ -534,19 +534,7 @@ NOISE = st.sampled_from(list(",:%.[]() █x9-\t'\"{}nan|│"))
 
 @st.composite
 def mutated(draw) -> str:
-    line = draw(st.sampled_from(LINES_POOL))
-    for _ in range(draw(st.integers(0, 3))):
-        at = draw(st.integers(0, len(line)))
-        op = draw(st.sampled_from(["cut", "insert", "truncate", "digits"]))
-        if op == "cut":
-            line = line[:at] + line[at + draw(st.integers(1, 8)):]
-        elif op == "insert":
-            line = line[:at] + draw(st.text(alphabet=NOISE, max_size=6)) + line[at:]
-        elif op == "truncate":
-            line = line[:at]
-        else:
-            line = line[:at] + line[at:].replace("0", "nan", 1).replace("1", "-1", 1)
-    return line
+    return mutate(draw, draw(st.sampled_from(LINES_POOL)), st.text(alphabet=NOISE, max_size=6), "nan")
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
