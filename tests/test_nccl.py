@@ -17,7 +17,7 @@ from loganalyze.diagnosis.base import Context as DiagContext
 from loganalyze.ingest import parse_batch
 from loganalyze.metrics.nccl import nccl
 from parsers import nccl as nccl_format
-from parsers import nccl_tests, sglang
+from parsers import nccl_tests
 from parsers.engine import Context, parse
 from test_line_kind_samples import frame_of
 
