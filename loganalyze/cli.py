@@ -208,9 +208,11 @@ def diagnose(run, store, baseline, out_format, fail_on, max_regression, no_redac
     base = loganalyze.open_run(baseline, s) if baseline else None
     if max_regression and not base:
         raise LoganalyzeError("--max-regression needs --baseline RUN")
-    findings = run_diagnosis(r, base)
-    worse = regressions(compute_metrics(r), compute_metrics(base), parse_limit(max_regression)) \
-        if max_regression else []
+    limit = parse_limit(max_regression) if max_regression else None
+    computed = compute_metrics(r)
+    base_computed = compute_metrics(base) if base else None
+    findings = run_diagnosis(r, base, computed, base_computed)
+    worse = regressions(computed, base_computed, limit) if limit is not None else []
     if out_format == "json":
         print_json({"run": run, "baseline": baseline, "findings": [f.to_dict() for f in findings],
                     **({"regressions": worse} if max_regression else {})}, redact=not no_redact)

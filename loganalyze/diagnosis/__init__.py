@@ -54,8 +54,13 @@ def rank(findings: list[Finding]) -> list[Finding]:
                                            SEVERITIES.index(f.severity)))
 
 
-def diagnose(run: Run, baseline: Run | None = None) -> list[Finding]:
-    ctx = Context(run, metrics.compute(run), baseline, metrics.compute(baseline) if baseline else None)
+def diagnose(run: Run, baseline: Run | None = None, computed: dict | None = None,
+             baseline_computed: dict | None = None) -> list[Finding]:
+    """Every check's findings, ranked; pass metrics already computed to avoid computing them twice."""
+    computed = computed if computed is not None else metrics.compute(run)
+    if baseline is not None and baseline_computed is None:
+        baseline_computed = metrics.compute(baseline)
+    ctx = Context(run, computed, baseline, baseline_computed)
     found: list[Finding] = []
     for check in CHECKS:
         found += check(ctx)

@@ -64,6 +64,10 @@ class Context:
             for r in rows.head(limit).iter_rows(named=True)
         ]
 
+    def events(self, where: pl.Expr) -> pl.DataFrame:
+        """The run's events matching `where`, in log order: the input of every event-driven check."""
+        return self.run.table("events").filter(where).sort("source", "line_no").collect()
+
     def config_rows(self, *keys: str, origin: str | None = None) -> pl.DataFrame:
         """Config rows of these keys, one per line, with `raw` cut down to the setting itself.
 

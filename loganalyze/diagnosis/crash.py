@@ -24,7 +24,7 @@ def _where(message: str) -> str:
 
 def check(ctx: Context) -> list[Finding]:
     explained = pl.col("message").str.contains(f"{OOM_TEXT}|{NCCL_TEXT}")
-    rows = ctx.run.table("events").filter(pl.col("kind").is_in(list(KINDS)) & ~explained).sort("line_no").collect()
+    rows = ctx.events(pl.col("kind").is_in(list(KINDS)) & ~explained)
     if rows.height == 0:
         return []
     first = rows.row(0, named=True)

@@ -17,7 +17,7 @@ EVICTION_KINDS = ("retraction", "preemption", "kv_cache_full")
 
 def check(ctx: Context) -> list[Finding]:
     c = ctx.metrics.get("concurrency")
-    evictions = ctx.run.table("events").filter(pl.col("kind").is_in(list(EVICTION_KINDS))).sort("line_no").collect()
+    evictions = ctx.events(pl.col("kind").is_in(list(EVICTION_KINDS)))
     near = (c.summary["near_full_fraction"] or 0) if c else 0
     if near < NEAR_FULL_SHARE and evictions.height == 0:
         return []

@@ -6,6 +6,8 @@ shared memory); one across nodes is the network configuration (interface, IB/RoC
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from loganalyze.diagnosis.base import Context, Finding
@@ -15,14 +17,14 @@ TEXT = r"NCCL error|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|unh
 
 
 def check(ctx: Context) -> list[Finding]:
-    events = ctx.run.table("events").filter(
+    events = ctx.events(
         pl.col("kind").is_in(list(KINDS)) | pl.col("message").str.contains(TEXT)
-    ).sort("line_no").collect()
+    )
     if events.height == 0:
         return []
     text = " ".join(events["message"].to_list())
     system = "system error" in text or "ncclSystemError" in text
-    init = "init_device" in text or "init" in text.lower()
+    init = re.search(r"init_device|ncclCommInit|init_process_group|\binit\b", text) is not None
     cause = ("across nodes or sockets: the network setup (NCCL_SOCKET_IFNAME, IB/RoCE, firewall)" if system else
              "at device init: driver, P2P between GPUs or container shared memory" if init else
              "at run time")

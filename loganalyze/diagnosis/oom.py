@@ -12,7 +12,7 @@ OOM_TEXT = r"OutOfMemoryError|out of memory|Not enough memory"
 
 def check(ctx: Context) -> list[Finding]:
     in_traceback = pl.col("kind").is_in(["traceback", "exception"]) & pl.col("message").str.contains(OOM_TEXT)
-    rows = ctx.run.table("events").filter(pl.col("kind").is_in(list(KINDS)) | in_traceback).sort("line_no").collect()
+    rows = ctx.events(pl.col("kind").is_in(list(KINDS)) | in_traceback)
     if rows.height == 0:
         return []
     first = rows.row(0, named=True)
