@@ -195,3 +195,35 @@ def test_in_order_means_sorting_changes_nothing():
         }, schema={"ts": pl.Datetime("us"), "source": pl.String, "line_no": pl.Int64}).unique(["source", "line_no"])
         if in_order(frame):
             assert frame.equals(frame.sort("ts", "source", "line_no"))
+
+
+def test_interval_frames_leave_the_line_text_out_and_evidence_reads_it_back(ingest_one):
+    """Metrics carry (source, line_no) for millions of decode rows, not their text; a finding
+    reads the text of the lines it cites back from the run, the same as the log line."""
+    from loganalyze.metrics import compute
+
+    log = ROOT / "fixtures" / "reference" / "sglang-eagle3" / "server.log"
+    _, run = ingest_one(log)
+    families = compute(run)
+    for family, frame in [("concurrency", "timeline"), ("speculative", "timeline"), ("steps", "intervals")]:
+        assert "raw" not in families[family].frames[frame].columns
+    [cap] = [f for f in run.diagnose() if f.id == "concurrency-cap"]
+    lines = log.read_text().splitlines()
+    cited = [e for e in cap.evidence if "Decode batch" in e.text]
+    assert [e.line for e in cited] == [3120, 3121]  # the first lines at the deepest queue (80)
+    assert all(e.text == lines[e.line - 1].strip() and "#queue-req: 80," in e.text for e in cited)
+
+
+def test_extreme_rows_is_a_stable_sort_then_head():
+    import random
+
+    from loganalyze.diagnosis.base import extreme_rows
+
+    rnd = random.Random(5)
+    for _ in range(300):
+        n = rnd.randrange(0, 12)
+        frame = pl.DataFrame({"v": [None if rnd.random() < 0.1 else rnd.randrange(4) for _ in range(n)],
+                              "i": list(range(n))}, schema={"v": pl.Int64, "i": pl.Int64})
+        for largest in (True, False):
+            want = frame.drop_nulls("v").sort("v", descending=largest, maintain_order=True).head(3)
+            assert extreme_rows(frame, "v", largest=largest).equals(want)

@@ -252,6 +252,18 @@ def two_runs(tmp_path) -> Path:
     return store
 
 
+def test_a_table_file_damaged_after_it_was_read_is_read_again(two_runs):
+    """Footers are remembered by path, inode, size and mtime: damage in place, same size, is
+    still found by the next command of the same process."""
+    assert run_cli("metrics", "r1", "--store", two_runs)[0] == 0
+    damaged = sorted((two_runs / "stats" / "run=r1").glob("*.parquet"))[0]
+    size, mtime = damaged.stat().st_size, damaged.stat().st_mtime_ns
+    damaged.write_bytes(b"\0" * size)
+    os.utime(damaged, ns=(mtime + 1_000_000, mtime + 1_000_000))
+    code, out = run_cli("metrics", "r1", "--store", two_runs)
+    one_line_error(code, out, f"{damaged}: damaged table file")
+
+
 def test_check_of_a_sound_store(two_runs):
     code, out = run_cli("check", "--store", two_runs)
     assert code == 0 and "no problems" in out

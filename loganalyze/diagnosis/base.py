@@ -13,12 +13,23 @@ from typing import Any
 
 import polars as pl
 
-from loganalyze.metrics.base import Family
+from loganalyze.metrics.base import Family, line_text
 from loganalyze.run import Run
 
 SEVERITIES = ("critical", "warning", "info")
 MAX_EVIDENCE = 5
 EXCERPT = 240
+
+
+def extreme_rows(rows: pl.DataFrame, column: str, n: int = 3, largest: bool = True) -> pl.DataFrame:
+    """The `n` rows with the largest (or smallest) `column`, ties in frame order: what a
+    stable sort then `head(n)` gives, without sorting millions of rows to cite three."""
+    values = rows[column].drop_nulls()
+    if values.len() == 0:
+        return rows.head(0)
+    edge = values.top_k(n).min() if largest else values.bottom_k(n).max()
+    near = rows.filter(pl.col(column) >= edge if largest else pl.col(column) <= edge)
+    return near.sort(column, descending=largest, maintain_order=True).head(n)
 
 
 @dataclass
@@ -57,8 +68,10 @@ class Context:
         return {s["id"]: s["path"] for s in self.run.info["sources"]}
 
     def evidence(self, rows: pl.DataFrame, limit: int = MAX_EVIDENCE) -> list[Evidence]:
-        """Evidence from table rows that carry source, line_no and raw."""
+        """Evidence from table rows that carry source and line_no; their text is `raw`, or,
+        for rows of the per-interval frames (which leave it out), read back from the run."""
         paths = self.paths()
+        rows = line_text(self.run, rows.head(limit))
         return [
             Evidence(paths.get(r["source"], r["source"]), int(r["line_no"]), (r["raw"] or "").strip())
             for r in rows.head(limit).iter_rows(named=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Context, Finding, extreme_rows
 
 MIN_CAPPED = 0.05  # fraction of decode intervals at the cap with a queue
 CRITICAL_CAPPED = 0.25  # or more requests waiting than running at some point
@@ -34,14 +34,14 @@ def check(ctx: Context) -> list[Finding]:
     if capped < MIN_CAPPED:
         return _configured_only(ctx, s)
     timeline = c.frames["timeline"]
-    at_cap = timeline.filter("capped")
+    at_cap = timeline.select("capped", "queued", "running", "source", "line_no").filter("capped")
     wait_share = (at_cap["queued"] / (at_cap["queued"] + at_cap["running"])).mean()
-    peak = at_cap.sort("queued", descending=True)
+    peak = extreme_rows(at_cap.select("source", "line_no", "queued"), "queued")
     reset = s["speculative_reset"] or _spec_48(ctx, s["cap"])
     engine_flag = "--max-num-seqs" if s["cap_source"] in ("default",) or _is_vllm(ctx) else "--max-running-requests"
     cap_rows = ctx.config_rows("max_running_requests", "max_num_seqs")
     evidence = ctx.evidence(pl.concat([cap_rows.select("source", "line_no", "raw"),
-                                       peak.select("source", "line_no", "raw").head(3)]))
+                                       peak.select("source", "line_no")], how="diagonal"))
     origin = " (reset by speculative decoding)" if reset else ""
     verdict = (f"Running requests sit at the server cap of {s['cap']}{origin} in {capped:.0%} of decode "
                f"intervals while up to {s['queue_max']} requests wait (mean {s['queue_mean_at_cap']} at the cap); "

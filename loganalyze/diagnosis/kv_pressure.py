@@ -27,7 +27,9 @@ def check(ctx: Context) -> list[Finding]:
     evicted = f"; {count} retraction/preemption events" if count else ""
     usage = f"token usage at 0.9 or more in {near:.0%} of decode intervals (max {c.summary['token_usage_max']})" if c else ""
     queue = f", up to {c.summary['queue_max']} requests queued" if c and c.summary["queue_max"] else ""
-    evidence_rows = [r.select("source", "line_no", "raw") for r in (full_rows, evictions.head(2)) if r is not None]
+    evidence_rows = [evictions.head(2).select("source", "line_no", "raw")]
+    if full_rows is not None:
+        evidence_rows.insert(0, full_rows.select("source", "line_no"))
     return [Finding(
         id="kv-pressure",
         severity="critical" if count else "warning",
@@ -40,7 +42,7 @@ def check(ctx: Context) -> list[Finding]:
                         "for vLLM), lower max concurrency (--max-running-requests / --max-num-seqs) or max tokens, "
                         "or add GPUs."),
         confidence="high" if near >= NEAR_FULL_SHARE else "medium",
-        evidence=ctx.evidence(pl.concat(evidence_rows)) if evidence_rows else [],
+        evidence=ctx.evidence(pl.concat(evidence_rows, how="diagonal")),
         metrics={"near_full_fraction": near, "evictions": count,
                  "token_usage_max": c.summary["token_usage_max"] if c else None},
     )]

@@ -16,7 +16,7 @@ import re
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Context, Finding, extreme_rows
 
 HEALTHY_NORMALISED = 0.48
 LOW_NORMALISED = 0.40
@@ -69,10 +69,10 @@ def check(ctx: Context) -> list[Finding]:
                f"reach about {reference:.2f} with these settings), which points to {cause}.{drafter}")
     if _collapse(s["per_position"]):
         verdict += f" Acceptance per position {s['per_position']} collapses after the first position."
-    rows = spec.frames["timeline"].sort("accept_len").head(3)
+    rows = extreme_rows(spec.frames["timeline"].select("source", "line_no", "accept_len"), "accept_len", largest=False)
     drafter_rows = ctx.config_rows("speculative_draft_model_path", "speculative_config", "speculative_model")
     evidence = ctx.evidence(pl.concat([drafter_rows.select("source", "line_no", "raw"),
-                                       rows.select("source", "line_no", "raw")]))
+                                       rows.select("source", "line_no")], how="diagonal"))
     return [Finding(
         id="low-acceptance",
         severity="critical" if broken else "info" if mild else "warning",

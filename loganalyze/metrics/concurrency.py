@@ -57,8 +57,11 @@ def drain_mask(min_rows: int = DRAIN_MIN_ROWS) -> pl.Expr:
     Such windows measure the benchmark's tail, not the server's steady state, so
     steady-state means leave them out.
     """
-    in_drain = pl.struct("running", "queued").map_batches(lambda s: _drain_rows(s, min_rows), return_dtype=pl.Boolean)
-    return in_drain | in_drain.shift(-1).fill_null(False)
+    def mark(cols: pl.Series) -> pl.Series:  # one call: an expression used twice would run it twice
+        in_drain = _drain_rows(cols, min_rows)
+        return in_drain | in_drain.shift(-1).fill_null(False)
+
+    return pl.struct("running", "queued").map_batches(mark, return_dtype=pl.Boolean)
 
 
 def _drain_rows(cols: pl.Series, min_rows: int) -> pl.Series:
@@ -81,7 +84,7 @@ def _drain_rows(cols: pl.Series, min_rows: int) -> pl.Series:
         steps = _falling_steps(frame[at].with_columns(st=st), first)
         runs = st.rle().struct.field("len")  # groups are runs: streak never decreases
         ends = steps.cum_sum().gather(runs.cum_sum() - 1)
-        sums = sums.scatter(at, (ends - ends.shift(1, fill_value=0)).repeat_by(runs).explode())
+        sums = sums.scatter(at, (ends - ends.shift(1, fill_value=0)).gather(st.rle_id()))
     loose = (~keyed).arg_true()
     if loose.len():
         sums = sums.scatter(loose, _falling_steps(frame[loose]).sum())
@@ -130,6 +133,6 @@ def concurrency(run: Run) -> Family | None:
         "gen_throughput_max": round_or_none(decode["gen_throughput"].max(), 2),
     }
     timeline = flags.select("ts", "line_no", "source", "running", "queued", "token_usage", "gen_throughput",
-                            "at_cap", "capped", "drain", "retracted", "preempted", "raw").with_columns(cap=pl.lit(cap, pl.Int64))
+                            "at_cap", "capped", "drain", "retracted", "preempted").with_columns(cap=pl.lit(cap, pl.Int64))
     notes = {"cap": f"{origin}" + (f" (line {cap_row['line_no']})" if cap_row else "")}
     return Family("concurrency", summary, {"timeline": timeline}, notes)

@@ -13,7 +13,7 @@ import re
 
 import polars as pl
 
-from loganalyze.metrics.base import Family, config_value, decode_rows, primary_rank, round_or_none
+from loganalyze.metrics.base import Family, config_value, decode_rows, in_order, primary_rank, round_or_none
 from loganalyze.run import Run
 
 DRAFTER_KEYS = ("speculative_draft_model_path", "speculative_config.model", "speculative_model", "draft_model")
@@ -71,13 +71,14 @@ def acceptance_series(run: Run) -> pl.DataFrame:
     Weight is the number of verify rounds a value averages over: running requests for
     SGLang (each line covers the same number of steps), drafts for vLLM.
     """
-    sg = primary_rank(decode_rows(run).filter(pl.col("accept_len").is_not_null())).select("ts", "line_no", "source", "raw", "accept_len", "accept_rate",
+    sg = primary_rank(decode_rows(run).filter(pl.col("accept_len").is_not_null())).select("ts", "line_no", "source", "accept_len", "accept_rate",
              weight=pl.col("running").cast(pl.Float64).fill_null(1.0))
     spec = primary_rank(run.table("spec").filter(pl.col("mean_accept_len").is_not_null()).collect()).select(
-        "ts", "line_no", "source", "raw", accept_len="mean_accept_len", accept_rate="accept_rate",
+        "ts", "line_no", "source", accept_len="mean_accept_len", accept_rate="accept_rate",
         weight=pl.col("drafts").cast(pl.Float64).fill_null(1.0),
     )
-    return pl.concat([sg, spec], how="vertical_relaxed").sort("ts", "source", "line_no")
+    series = pl.concat([sg, spec], how="vertical_relaxed")
+    return series if in_order(series) else series.sort("ts", "source", "line_no")
 
 
 def per_position(run: Run) -> list[float] | None:

@@ -95,7 +95,7 @@ def steps(run: Run) -> Family | None:
     notes = {"step_ms_median": "running x tokens per step / gen throughput, per decode interval",
              "step_ms_ts_median": "timestamp gap / decode_log_interval (1 s resolution)"}
     return Family("steps", summary, {"by_batch": table, "intervals": rows.select(
-        "ts", "source", "line_no", "raw", "running", "tokens_per_step", "step_ms", "step_ms_ts",
+        "ts", "source", "line_no", "running", "tokens_per_step", "step_ms", "step_ms_ts",
         "prompt_throughput")}, notes)
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.metrics.base import Family, primary_rank, round_or_none
+from loganalyze.metrics.base import Family, decode_rows, primary_rank, round_or_none
 from loganalyze.metrics.concurrency import NEAR_FULL, find_cap
 from loganalyze.run import Run
 
@@ -93,11 +93,6 @@ def per_level(rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def decode_rows(run: Run) -> pl.DataFrame:
-    stats = run.table("stats").filter((pl.col("phase") == "decode") & pl.col("ts").is_not_null())
-    return primary_rank(stats.sort("ts", "source", "line_no").collect())
-
-
 def by_time(decode: pl.DataFrame, levels: pl.DataFrame) -> pl.DataFrame:
     """Each decode line in the window [end - duration, end] of the level whose run it falls in."""
     windows = levels.select(
@@ -123,7 +118,7 @@ def by_order(decode: pl.DataFrame, levels: pl.DataFrame) -> pl.DataFrame | None:
 
 def server_steps(run: Run, levels: pl.DataFrame) -> tuple[pl.DataFrame | None, str | None]:
     """What the server reported at each level (running, queue, token usage), and the matching rule."""
-    decode = decode_rows(run)
+    decode = primary_rank(decode_rows(run).filter(pl.col("ts").is_not_null()))
     if decode.height == 0 or levels.height == 0:
         return None, None
     timed = levels["ts"].null_count() == 0 and levels["duration_s"].null_count() == 0
