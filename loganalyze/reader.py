@@ -181,7 +181,7 @@ def _lines_blocks(path: Path, f: io.BufferedIOBase, batch_bytes: int) -> Iterato
             if pending_bytes > MAX_LINE_BYTES:
                 raise LoganalyzeError(f"{path}: a line longer than {MAX_LINE_BYTES >> 20} MiB; not a text log")
             continue
-        yield b"".join([*pending, block[: cut + 1]])
+        yield b"".join([*pending, memoryview(block)[: cut + 1]])  # a view: the batch is copied once, by join
         pending, pending_bytes = [block[cut + 1 :]], len(block) - cut - 1
     if pending_bytes:
         yield b"".join(pending)
@@ -236,8 +236,9 @@ def read_batches(source: Input | Path, stats: ReadStats, batch_bytes: int = BATC
         )
         stats.lines += len(lines)
         blank = frame["text"].str.contains(r"^\s*$")  # what str.strip_chars() empties
-        stats.blank += int(blank.sum())
-        yield frame.filter(~blank).select("line_no", "text")
+        blanks = int(blank.sum())
+        stats.blank += blanks
+        yield (frame.filter(~blank) if blanks else frame).select("line_no", "text")
 
 
 def _split_lines(chunk: bytes) -> tuple[pl.Series, int]:

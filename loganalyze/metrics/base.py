@@ -16,7 +16,7 @@ import polars as pl
 from loganalyze.run import Run
 
 
-DECODE_COLUMNS = ("source", "line_no", "ts", "rank", "running", "queued", "tokens", "token_usage", "gen_throughput",
+DECODE_COLUMNS = ("source", "line_no", "ts", "rank", "running", "queued", "token_usage", "gen_throughput",
                   "prompt_throughput", "accept_len", "accept_rate", "retracted", "preempted")
 
 
@@ -53,7 +53,7 @@ def decode_rows(run: Run) -> pl.DataFrame:
     sources = tuple(s["id"] for s in run.info["sources"])
     cached = run.__dict__.get("_decode_rows")
     if cached is None or cached[0] != sources:
-        stats = run.table("stats").filter(pl.col("phase") == "decode").select(DECODE_COLUMNS).collect().rechunk()
+        stats = run.table("stats").filter(pl.col("phase") == "decode").select(DECODE_COLUMNS).collect(engine="streaming").rechunk()
         if not in_order(stats):
             stats = stats.sort("ts", "source", "line_no")
         cached = run.__dict__["_decode_rows"] = (sources, stats)
