@@ -28,7 +28,7 @@ import re
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -346,7 +346,8 @@ class S3Store(Store):
         region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
         return {**options, **({"aws_region": region} if region else {})}
 
-    def scan(self, run: str, table: str) -> pl.LazyFrame:
+    def scan(self, run: str, table: str, lines: Collection[int] | None = None) -> pl.LazyFrame:
+        """As Store.scan; `lines` prunes nothing here (footers are not fetched to list a table)."""
         files = self.files(run, table)
         if not files:
             return empty(table).lazy() if table in SCHEMAS else pl.LazyFrame()

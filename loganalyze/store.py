@@ -21,7 +21,7 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -94,12 +94,13 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-_FOOTER_ROWS: dict[tuple, int] = {}
+_FOOTERS: dict[tuple, tuple[int, int | None, int | None]] = {}
 FOOTERS_KEPT = 100_000
 
 
-def parquet_rows(path: Path) -> int:
-    """Rows of a table file by its footer: a truncated or foreign file is an error naming it.
+def footer(path: Path) -> tuple[int, int | None, int | None]:
+    """(rows, first line_no, last line_no) of a table file, by its footer: a truncated or
+    foreign file is an error naming it. The line range is None where unknown.
 
     Remembered by (path, inode, size, mtime): one diagnosis opens the run's tables some 30
     times, and reading 60 footers each time was a tenth of it on a 1 GB run. A file that
@@ -107,13 +108,29 @@ def parquet_rows(path: Path) -> int:
     try:
         st = os.stat(path)
         key = (str(path), st.st_ino, st.st_size, st.st_mtime_ns)
-        if key not in _FOOTER_ROWS:
-            if len(_FOOTER_ROWS) >= FOOTERS_KEPT:
-                _FOOTER_ROWS.clear()
-            _FOOTER_ROWS[key] = pq.read_metadata(path).num_rows
-        return _FOOTER_ROWS[key]
+        if key not in _FOOTERS:
+            if len(_FOOTERS) >= FOOTERS_KEPT:
+                _FOOTERS.clear()
+            _FOOTERS[key] = _read_footer(path)
+        return _FOOTERS[key]
     except Exception as e:  # pyarrow raises ArrowInvalid, OSError, ...
         raise LoganalyzeError(f"{path}: damaged table file ({e}); {REPAIR_HINT}") from None
+
+
+def _read_footer(path: Path) -> tuple[int, int | None, int | None]:
+    md = pq.read_metadata(path)
+    names = md.schema.names
+    if "line_no" not in names or md.num_row_groups == 0:
+        return md.num_rows, None, None
+    stats = [md.row_group(i).column(names.index("line_no")).statistics for i in range(md.num_row_groups)]
+    if any(s is None or not s.has_min_max for s in stats):
+        return md.num_rows, None, None
+    return md.num_rows, min(s.min for s in stats), max(s.max for s in stats)
+
+
+def _may_hold(foot: tuple[int, int | None, int | None], lines: Collection[int]) -> bool:
+    _, first, last = foot
+    return first is None or any(first <= n <= last for n in lines)
 
 
 def _catalog_problem(cat: object) -> str | None:
@@ -319,7 +336,7 @@ class Store:
         found: list[Path] = []
         for src in self.run(run)["sources"]:
             files = self.source_files(run, src["id"], table)
-            rows, expected = sum(parquet_rows(f) for f in files), src["tables"].get(table, 0)
+            rows, expected = sum(footer(f)[0] for f in files), src["tables"].get(table, 0)
             if rows != expected:
                 where = f"{self.root / table / f'run={run}'}/{src['id']}-*.parquet"
                 raise LoganalyzeError(f"{where}: {rows} rows on disk, the catalog lists {expected} "
@@ -327,9 +344,14 @@ class Store:
             found += files
         return found
 
-    def scan(self, run: str, table: str) -> pl.LazyFrame:
-        """One table of one run as a LazyFrame (empty with the right columns if absent)."""
+    def scan(self, run: str, table: str, lines: Collection[int] | None = None) -> pl.LazyFrame:
+        """One table of one run as a LazyFrame (empty with the right columns if absent).
+
+        With `lines`, only the files whose line range holds one of those line numbers:
+        finding three lines of a 1 GB run then opens one or two of its 60 files."""
         files = self.files(run, table)
+        if lines is not None:
+            files = [f for f in files if _may_hold(footer(f), lines)]
         if not files:
             return empty(table).lazy() if table in SCHEMAS else pl.LazyFrame()
         try:

@@ -227,3 +227,28 @@ def test_extreme_rows_is_a_stable_sort_then_head():
         for largest in (True, False):
             want = frame.drop_nulls("v").sort("v", descending=largest, maintain_order=True).head(3)
             assert extreme_rows(frame, "v", largest=largest).equals(want)
+
+
+def test_scan_for_lines_opens_only_the_files_that_hold_them(tmp_path, monkeypatch):
+    """Evidence reads three lines of a run: the scan keeps the files whose footer's line range
+    holds one of them, and finds the same rows as a scan of every file."""
+    import importlib
+
+    import loganalyze as la
+    from loganalyze import reader
+    from loganalyze.store import Store
+
+    ingest_module = importlib.import_module("loganalyze.ingest")
+    monkeypatch.setattr(ingest_module, "read_batches", lambda p, s: reader.read_batches(p, s, batch_bytes=20_000))
+    log = ROOT / "fixtures" / "reference" / "sglang-eagle3" / "server.log"
+    store = Store(tmp_path / "s")
+    la.ingest([log], run="r", store=store)
+    assert len(store.files("r", "stats")) > 20
+    wanted = [3120, 3121]
+    some = store.scan("r", "stats", lines=wanted).collect()
+    everything = store.scan("r", "stats").collect()
+    assert 2 <= some.height < everything.height / 10  # one or two files of the run's many
+    whole = everything.filter(pl.col("line_no").is_in(wanted))
+    assert some.filter(pl.col("line_no").is_in(wanted)).equals(whole) and whole.height == 2
+    lines = log.read_text().splitlines()
+    assert whole["raw"].to_list() == [lines[n - 1] for n in wanted]

@@ -71,7 +71,9 @@ def line_text(run: Run, rows: pl.DataFrame, tables: tuple[str, ...] = ("stats", 
         return rows
     keys = (pl.col("source").is_in(missing["source"].unique().implode())
             & pl.col("line_no").is_in(missing["line_no"].unique().implode()))
-    found = pl.concat([run.table(t).filter(keys).select("source", "line_no", __raw="raw") for t in tables])
+    wanted = missing["line_no"].unique().to_list()
+    found = pl.concat([run.store.scan(run.name, t, lines=wanted).filter(keys).select("source", "line_no", __raw="raw")
+                       for t in tables])
     out = rows.lazy().join(found.unique(["source", "line_no"], keep="first"), on=["source", "line_no"], how="left",
                            maintain_order="left")
     return out.with_columns(raw=pl.coalesce("raw", "__raw")).drop("__raw").collect()
