@@ -323,6 +323,20 @@ def _where_unclaimed(pattern: str) -> pl.Expr:
     return pl.when(pl.col("kind").is_null()).then(pl.col("msg")).str.contains(pattern).fill_null(False)
 
 
+def fill_in_runs(value: pl.Expr, run: pl.Expr) -> pl.Expr:
+    """`value.forward_fill().over(run)` for a `run` that only grows down the frame (a
+    cum_sum: each group is consecutive rows, and the null rows are one group), without a
+    window over as many groups as rows: that took a second per 100 MB of a log whose
+    lines mostly end runs. A value carries on while the rows stay in its run."""
+    if not FAST:
+        return value.forward_fill().over(run)
+    keyed = pl.when(run.is_not_null()).then(value)
+    last_run = pl.when(keyed.is_not_null()).then(run).forward_fill()
+    in_run = pl.when(last_run == run).then(keyed.forward_fill())
+    unkeyed = pl.when(run.is_null()).then(pl.when(run.is_null()).then(value).forward_fill())
+    return pl.coalesce(in_run, unkeyed)
+
+
 def attach_continuations(frame: pl.DataFrame, fmt: LogFormat) -> pl.DataFrame:
     """Give unclaimed continuation lines (traceback frames, wrapped dumps) to the line above.
 
@@ -346,7 +360,7 @@ def attach_continuations(frame: pl.DataFrame, fmt: LogFormat) -> pl.DataFrame:
         frame = frame.with_columns(
             owner=pl.coalesce(
                 "owner",
-                pl.when(cont).then(pl.when(start).then(pl.col("line_no")).forward_fill().over(run)),
+                pl.when(cont).then(fill_in_runs(pl.when(start).then(pl.col("line_no")), run)),
             )
         ).drop("__cont", strict=False)
     for kind in fmt.kinds:
@@ -371,7 +385,7 @@ def adopt_orphans(frame: pl.DataFrame, kind: LineKind) -> pl.DataFrame:
     orphan = pl.when(loose).then(pl.col("msg")).str.contains(kind.orphan).fill_null(False) if FAST else (
         pl.col("msg").str.contains(kind.orphan))
     head = loose & ~loose.shift(1, fill_value=False) & orphan
-    head_line = pl.when(head).then(pl.col("line_no")).forward_fill().over((~loose).cum_sum())
+    head_line = fill_in_runs(pl.when(head).then(pl.col("line_no")), (~loose).cum_sum())
     return frame.with_columns(
         kind=pl.when(head).then(pl.lit(kind.name)).otherwise("kind"),
         owner=pl.when(loose & ~head).then(head_line).otherwise("owner"),

@@ -252,3 +252,22 @@ def test_scan_for_lines_opens_only_the_files_that_hold_them(tmp_path, monkeypatc
     assert some.filter(pl.col("line_no").is_in(wanted)).equals(whole) and whole.height == 2
     lines = log.read_text().splitlines()
     assert whole["raw"].to_list() == [lines[n - 1] for n in wanted]
+
+
+def test_fill_in_runs_matches_the_window_it_replaces():
+    """Continuation lines find their owner without a window over as many groups as rows:
+    same values as forward_fill().over(run), nulls in value and run included."""
+    import random
+
+    from parsers import engine
+
+    rnd = random.Random(11)
+    for _ in range(1500):
+        n = rnd.randrange(0, 30)
+        steps = [None if rnd.random() < 0.15 else rnd.random() < 0.4 for _ in range(n)]
+        values = [rnd.randrange(100) if rnd.random() < 0.3 else None for _ in range(n)]
+        frame = pl.DataFrame({"step": steps, "value": values}, schema={"step": pl.Boolean, "value": pl.Int64})
+        run = pl.col("step").cast(pl.Int64).cum_sum()
+        fast = frame.select(engine.fill_in_runs(pl.col("value"), run)).to_series()
+        window = frame.select(pl.col("value").forward_fill().over(run)).to_series()
+        assert fast.to_list() == window.to_list(), frame
