@@ -407,9 +407,10 @@ def _cast(expr: pl.Expr, dtype: pl.DataType, percent: bool = False, commas: bool
     """Typed value of a text field; `commas` False for text that has none (a key's value)."""
     if dtype == pl.Boolean:
         return pl.when(expr.is_in(["True", "true"])).then(True).when(expr.is_in(["False", "false"])).then(False)
-    if percent:
+    if percent:  # times 0.01, not / 100: polars divides one row exactly and many by the
+        # reciprocal, so the same value would differ in its last digit with the batch's size
         expr = expr.str.strip_suffix("%")
-        return expr.cast(pl.Float64, strict=False) / 100
+        return expr.cast(pl.Float64, strict=False) * 0.01
     if dtype in (pl.Int64, pl.Float64):
         return (expr.str.replace_all(",", "") if commas else expr).cast(dtype, strict=False)
     if isinstance(dtype, pl.List):
@@ -479,11 +480,58 @@ def _run_end(line: str, start: int) -> int:
     return m.start()
 
 
+DIGITS = regex.compile(r"[0-9]+")
+
+
+def _key_names(kind: LineKind, line: str) -> list[tuple[int, int]]:
+    """Where the names of keys (the kind's and those of `key: value` pairs) are in `line`."""
+    names = []
+    for k in kind.keys:
+        m = regex.search(_key_regex(k.key, kind.key_sep), line)
+        if m:
+            names.append((m.start(1) - len(k.key) - len(kind.key_sep), m.start(1)))
+    for m in regex.finditer(PAIR, line):
+        names.append((m.start() + 2, line.index(": ", m.start() + 2)))
+    return names
+
+
+def _outside(names: list[tuple[int, int]], b: int, e: int) -> bool:
+    return all(e <= nb or b >= ne for nb, ne in names)
+
+
+def _literal(line: str, start: int, end: int, names: list[tuple[int, int]]) -> str:
+    """`line[start:end]` as a regex, its digit runs (outside key names) as `[0-9]+`.
+
+    Other numbers of a line (`Accepted throughput: 601.20 tokens/s`, a list of rates)
+    change from line to line: left literal, each line would be a shape of its own. Digits
+    cannot make or break a `, key: ` boundary, so the key columns do not depend on them;
+    in a key's name they stay (`p99` is not `p50`)."""
+    out, at = "", start
+    for m in DIGITS.finditer(line, start, end):
+        if _outside(names, m.start(), m.end()):
+            out += regex.escape(line[at:m.start()]) + "[0-9]+"
+            at = m.end()
+    return out + regex.escape(line[at:end])
+
+
+def _renumber(line: str, start: int, end: int, names: list[tuple[int, int]], number: str | None) -> str:
+    """`line[start:end]` with its generalised digit runs replaced by `number` (None: as is)."""
+    if number is None:
+        return line[start:end]
+    out, at = "", start
+    for m in DIGITS.finditer(line, start, end):
+        if _outside(names, m.start(), m.end()):
+            out += line[at:m.start()] + number
+            at = m.end()
+    return out + line[at:end]
+
+
 def _skeleton(kind: LineKind, line: str) -> Skeleton:
     """The shape of `line`: its values (those of the kind's keys and of `key: value` pairs)
-    become slots, the rest is literal. Checked against the per-key path on the line and on
-    copies whose values all read 1, 1. and x:, which covers how a value can change what
-    the key regexes find (only a trailing dot can: it makes a `. key: ` boundary)."""
+    become slots, its other numbers any digits (see `_literal`), the rest is literal.
+    Checked against the per-key path on the line and on copies whose values all read 1,
+    1. and x: (and other numbers 7 or 10), which covers how a value can change what the
+    key regexes find (only a trailing dot can: it makes a `. key: ` boundary)."""
     starts: dict[int, int] = {}
     for k in kind.keys:
         m = regex.search(_key_regex(k.key, kind.key_sep), line)
@@ -497,20 +545,21 @@ def _skeleton(kind: LineKind, line: str) -> Skeleton:
     literal = regex.escape(line)
     if any(a[1] > b[0] for a, b in zip(spans, spans[1:])) or any(e <= b for b, e in spans):
         return Skeleton("^" + literal + "$", 0)
+    names = _key_names(kind, line)
     pattern, at = "^", 0
     for i, (b, e) in enumerate(spans):
-        pattern += regex.escape(line[at:b]) + f"(?P<s{i}>[^ ,]+)"
+        pattern += _literal(line, at, b, names) + f"(?P<s{i}>[^ ,]+)"
         at = e
-    pattern += regex.escape(line[at:]) + "$"
+    pattern += _literal(line, at, len(line), names) + "$"
 
-    def fill(value: str) -> str:
+    def fill(value: str, number: str | None = None) -> str:
         out, at = "", 0
         for b, e in spans:
-            out += line[at:b] + value
+            out += _renumber(line, at, b, names, number) + value
             at = e
-        return out + line[at:]
+        return out + _renumber(line, at, len(line), names, number)
 
-    probe = pl.DataFrame({"body": [line, fill("1"), fill("1."), fill("x:")]})
+    probe = pl.DataFrame({"body": [line, fill("1"), fill("1."), fill("x:"), fill("1", "7"), fill("x:", "10")]})
     try:
         plain = _keys_by_regex(kind, probe)
         groups = probe["body"].str.extract_groups(pattern) if spans else None
