@@ -7,13 +7,14 @@ kept in `unparsed` with its line number. Counts are checked to add up to the lin
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import re
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from loganalyze.errors import LoganalyzeError
 from loganalyze.reader import BATCH_BYTES, Input, ReadStats, open_input, read_batches, spool_stdin
 from loganalyze.store import Staging, Store, check_run_name
 from loganalyze.wrappers import unwrap
-from parsers.engine import Context, guess_version, parse
+from parsers.engine import Context, guess_version, parse, settle
 from parsers.spec import FileFormat, LogFormat
 
 SAMPLE_LINES = 2000
@@ -135,13 +136,40 @@ def stateful(fmt: LogFormat) -> bool:
     return any(k.carry for k in fmt.kinds) or any(f.complete == "year" for f in fmt.ts_formats)
 
 
+class InOrder:
+    """Batches of a format that carries state from one batch to the next (year-less
+    timestamps, counters) parsed side by side all the same: each on its own, from an empty
+    state, then checked in order against the state the batches before it left
+    (`engine.settle`). A batch that would have parsed otherwise (the log crossed New Year,
+    or vLLM V0 counters carried over) is parsed again, in order, and so is every batch
+    after it."""
+
+    def __init__(self, parse: Callable[[pl.DataFrame, Context], tuple[dict, dict]], ctx: Context):
+        self.parse, self.ctx, self.alone = parse, ctx, True
+
+    def guess(self, batch: pl.DataFrame) -> tuple:
+        """On a parse thread: the batch parsed on its own, or left for `settle` once that failed."""
+        if not self.alone:
+            return batch, None, None
+        state: dict = {}
+        return batch, state, self.parse(batch, replace(self.ctx, state=state))
+
+    def settle(self, batch: pl.DataFrame, state: dict | None, parsed: tuple | None) -> tuple[dict, dict]:
+        """On the writing thread, batch after batch in order: the batch's tables as parsing
+        in order makes them."""
+        if state is not None and settle(self.ctx.state, state):
+            return parsed
+        self.alone = False
+        return self.parse(batch, self.ctx)
+
+
 class Pipeline:
     """Batches parsed on `workers` threads and written, in order, on one more.
 
     polars releases the GIL, so reading batch N+1 (this thread), parsing N and N-1 and
     writing N-2 use both cores. At most `workers` batches wait to be parsed and one to be
-    written, which bounds memory. A format whose batches depend on the one before gets
-    one parse worker: batches are then parsed in order.
+    written, which bounds memory. A format whose batches depend on the one before is
+    parsed through `InOrder`.
     """
 
     def __init__(self, workers: int, write: Callable):
@@ -191,9 +219,9 @@ def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged:
     result: SourceResult | None = None
     whole: list[pl.DataFrame] = []
 
-    def parse_one(batch: pl.DataFrame) -> tuple[dict, dict]:
+    def parse_one(batch: pl.DataFrame, context: Context) -> tuple[dict, dict]:
         frame = unwrap(batch.rename({"text": "raw"}).with_columns(text=pl.col("raw")), yr)
-        return parse_batch(frame, fmt, ctx)
+        return parse_batch(frame, fmt, context)
 
     def write_one(tables: dict, lines: dict) -> None:
         stage_tables(staged, tables, lines, ctx, result)
@@ -207,14 +235,16 @@ def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged:
                 version = guess_version(fmt, sample) if isinstance(fmt, LogFormat) else None
                 result = SourceResult(shown, src.sha256, fmt.name, version, 0, 0, year=yr, year_source=year_source)
                 ctx = Context(source=sid, year=yr, base_date=base_date)
-                if isinstance(fmt, LogFormat):
-                    serial = any(map(stateful, [fmt, *parsers.embeddable()]))
-                    pipeline = Pipeline(1 if serial else PARSE_WORKERS, write_one)
+                if isinstance(fmt, LogFormat) and any(map(stateful, [fmt, *parsers.embeddable()])):
+                    order = InOrder(parse_one, ctx)
+                    pipeline, parse = Pipeline(PARSE_WORKERS, lambda *got: write_one(*order.settle(*got))), order.guess
+                elif isinstance(fmt, LogFormat):
+                    pipeline, parse = Pipeline(PARSE_WORKERS, write_one), functools.partial(parse_one, context=ctx)
             if isinstance(fmt, FileFormat):
                 whole.append(batch)
                 continue
             at = (stats.bytes_read, stats.lines)
-            pipeline.submit(parse_one, batch, done=(lambda at=at: progress(*at)) if progress else None)
+            pipeline.submit(parse, batch, done=(lambda at=at: progress(*at)) if progress else None)
         if pipeline:
             pipeline.finish()
     finally:

@@ -8,6 +8,7 @@ Python code runs per line, except in a kind's `handler`, which is kept for rare 
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 from dataclasses import dataclass, field, replace
 
@@ -157,6 +158,8 @@ def roll_years(frame: pl.DataFrame, state: dict) -> pl.DataFrame:
     prev = raw.forward_fill().shift(1)
     if "last" in state:
         prev = prev.fill_null(pl.lit(state["last"], pl.Datetime("us")))
+    elif frame["ts_year"].drop_nulls().len():
+        state["first"] = frame["ts_year"].drop_nulls()[0]  # for `settle`: a batch parsed on its own
     half = pl.duration(days=183)
     step = (raw < prev - half).fill_null(False).cast(pl.Int32) - (raw > prev + half).fill_null(False).cast(pl.Int32)
     out = frame.with_columns(_years=step.cum_sum() + state.get("years", 0))
@@ -166,6 +169,32 @@ def roll_years(frame: pl.DataFrame, state: dict) -> pl.DataFrame:
     if out.height:
         state["years"] = int(out["_years"][-1])
     return out.with_columns(ts_year=raw.dt.offset_by(pl.format("{}y", "_years"))).drop("_years")
+
+
+def settle(state: dict, alone: dict) -> bool:
+    """Whether a batch parsed on its own (from an empty state, ending in `alone`) is what it
+    would be parsed after the batches before it (ending in `state`); if so, `state` becomes
+    the state after it, as if it had been parsed in order.
+
+    So the batches of a format with year-less timestamps can be parsed side by side: that
+    holds unless a year has rolled over before the batch or at its first line, and unless
+    a kind carried counters over (vLLM V0 spec lines), which a batch on its own cannot.
+    """
+    if any(key[0] != "years" for key in alone):
+        return False
+    half = dt.timedelta(days=183)
+    for key, mine in alone.items():
+        before = state.get(key, {})
+        if before.get("years", 0) != 0:
+            return False
+        if "first" in mine and "last" in before and abs(mine["first"] - before["last"]) > half:
+            return False
+    for key, mine in alone.items():
+        after = state.setdefault(key, {})
+        after["years"] = mine.get("years", 0)
+        if "last" in mine:
+            after["last"] = mine["last"]
+    return True
 
 
 def _top_level(pattern: str) -> list[tuple[int, str]]:

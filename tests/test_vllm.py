@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -545,3 +546,53 @@ def test_fuzzed_lines_never_raise_and_are_all_accounted(lines):
         return
     _, counts = parse_batch(frame_of(lines), vllm.FORMAT, Context(source="fuzz", year=2026, base_date="2026-01-01"))
     assert sum(counts.values()) == len(lines)
+
+
+def _year_end_log(path: Path, v0_from: int | None = None) -> Path:
+    """Stats lines every 5 s across New Year (with V0 spec counters from line `v0_from` on)."""
+    stats = ("INFO {} [loggers.py:118] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation "
+             "throughput: {}.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%")
+    spec = ("INFO {} metrics.py:367] Speculative metrics: Draft acceptance rate: 0.642, System efficiency: 0.598, "
+            "Number of speculative tokens: 3, Number of accepted tokens: {}, Number of draft tokens: {}, "
+            "Number of emitted tokens: {}.")
+    start, lines = datetime(2025, 12, 31, 23, 40), []
+    for i in range(480):
+        stamp = (start + timedelta(seconds=5 * i)).strftime("%m-%d %H:%M:%S")
+        lines.append(stats.format(stamp, i))
+        if v0_from is not None and i >= v0_from:
+            lines.append(spec.format(stamp, 100 * i, 160 * i, 120 * i))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("v0_from", [None, 300, 0])
+def test_batches_parsed_side_by_side_give_the_tables_of_parsing_in_order(tmp_path, ingest_one, monkeypatch, v0_from):
+    """Year-less timestamps and V0 counters carry from batch to batch; batches parsed on their
+    own are checked against that state, and those that would differ are parsed again in order:
+    the tables are those of parsing every batch in order (New Year at line 241; V0 counters
+    from the start, from the middle, or not at all)."""
+    log = _year_end_log(tmp_path / "year-end.log", v0_from)
+    monkeypatch.setattr(INGEST, "read_batches", lambda p, s: reader.read_batches(p, s, batch_bytes=3000))
+    _, side_by_side = ingest_one(log, name="side", year=2025)
+    monkeypatch.setattr(INGEST.InOrder, "guess", lambda self, batch: (batch, None, None))  # every batch in order
+    _, in_order = ingest_one(log, name="order", year=2025)
+    for name in ("stats", "spec"):
+        got, want = table(side_by_side, name), table(in_order, name)
+        assert got.drop("source").equals(want.drop("source")), name
+    ts = table(side_by_side, "stats")["ts"]
+    assert ts.is_sorted() and ts.dt.year().to_list() == [2025] * 240 + [2026] * 240
+    if v0_from is not None:
+        spec = table(side_by_side, "spec").sort("line_no")
+        assert spec.height == 480 - v0_from and spec["accepted"][1:].unique().to_list() == [100]  # per interval
+
+
+def test_settle_takes_a_batch_parsed_alone_only_where_order_would_not_change_it():
+    from parsers.engine import settle
+
+    key, day = ("years", "vllm", "s"), datetime(2025, 6, 1)
+    state: dict = {}
+    assert settle(state, {key: {"first": day, "last": day, "years": 0}}) and state == {key: {"last": day, "years": 0}}
+    assert settle(state, {key: {"first": day + timedelta(days=100), "last": day, "years": 0}})
+    assert not settle(state, {key: {"first": day + timedelta(days=200), "last": day, "years": 0}})  # a year rolled
+    assert not settle({key: {"last": day, "years": 1}}, {key: {"years": 0}})  # after New Year: offsets differ
+    assert not settle({}, {("carry", "vllm", "spec_v0", "s"): {"last": {}}})  # counters carried over
