@@ -509,11 +509,14 @@ def _run_end(line: str, start: int) -> int:
     return m.start()
 
 
-DIGITS = regex.compile(r"[0-9]+")
+DIGITS = regex.compile(r"(?<![A-Za-z_])[0-9]+(?![A-Za-z_])")  # a number, not part of a word (p99, 95th, TP0)
 
 
 def _key_names(kind: LineKind, line: str) -> list[tuple[int, int]]:
-    """Where the names of keys (the kind's and those of `key: value` pairs) are in `line`."""
+    """Where the names of keys (the kind's and those of `key: value` pairs) are in `line`;
+    all of it when a key of the kind has a digit in its name."""
+    if any(c.isdigit() for k in kind.keys for c in k.key):
+        return [(0, len(line))]
     names = []
     for k in kind.keys:
         m = regex.search(_key_regex(k.key, kind.key_sep), line)
@@ -529,7 +532,7 @@ def _outside(names: list[tuple[int, int]], b: int, e: int) -> bool:
 
 
 def _literal(line: str, start: int, end: int, names: list[tuple[int, int]]) -> str:
-    """`line[start:end]` as a regex, its digit runs (outside key names) as `[0-9]+`.
+    """`line[start:end]` as a regex, its numbers (outside key names) as `[0-9]+`.
 
     Other numbers of a line (`Accepted throughput: 601.20 tokens/s`, a list of rates)
     change from line to line: left literal, each line would be a shape of its own. Digits
@@ -544,7 +547,7 @@ def _literal(line: str, start: int, end: int, names: list[tuple[int, int]]) -> s
 
 
 def _renumber(line: str, start: int, end: int, names: list[tuple[int, int]], number: str | None) -> str:
-    """`line[start:end]` with its generalised digit runs replaced by `number` (None: as is)."""
+    """`line[start:end]` with its generalised numbers replaced by `number` (None: as is)."""
     if number is None:
         return line[start:end]
     out, at = "", start

@@ -271,3 +271,33 @@ def test_fill_in_runs_matches_the_window_it_replaces():
         fast = frame.select(engine.fill_in_runs(pl.col("value"), run)).to_series()
         window = frame.select(pl.col("value").forward_fill().over(run)).to_series()
         assert fast.to_list() == window.to_list(), frame
+
+
+def test_line_shapes_take_any_number_outside_key_names():
+    """A shape's other numbers (throughputs, per-position rates) match any digits, so a busy
+    log's lines are a few shapes, not one per line; digits in key names stay (p99 is not
+    p50), and a kind with a digit in a key's name keeps every number literal. The key
+    columns are those of the per-key path either way."""
+    from parsers import engine
+    from parsers.spec import Key, LineKind
+
+    def shapes(kind: LineKind, bodies: list[str]) -> int:
+        engine.SKELETONS.pop(engine._kind_id(kind), None)
+        rows = pl.DataFrame({"body": bodies})
+        fast = engine.key_columns(kind, rows)
+        plain = engine._keys_by_regex(kind, rows)
+        assert fast.equals(plain.select(fast.columns))
+        return len(engine.SKELETONS[engine._kind_id(kind)])
+
+    spec = ("Mean acceptance length: {a}, Accepted throughput: {t} tokens/s, Accepted: {n} tokens, "
+            "Per-position acceptance rate: {p}, Avg Draft acceptance rate: {r}%")
+    bodies = [spec.format(a=1 + i / 7, t=100 + i * 3.7, n=10 * i, p=f"0.{i}1, 0.{i}2, 0.0{i}", r=20 + i) for i in range(9)]
+    keys = (Key("Mean acceptance length", "mean_accept_len", pl.Float64), Key("Accepted", "accepted", pl.Int64),
+            Key("Avg Draft acceptance rate", "accept_rate", pl.Float64, percent=True))
+    assert shapes(LineKind(name="t_spec", table="spec", needle="Mean", keys=keys), bodies) == 1
+    extra = LineKind(name="t_extra", table="stats", needle="#", keys=(Key("#running-req", "running", pl.Int64),), extra=True)
+    latency = ["#running-req: 3, p99 ttft: 5", "#running-req: 4, p50 ttft: 7", "#running-req: 5, p99 ttft: 6"]
+    assert shapes(extra, latency) == 2
+    digit_key = LineKind(name="t_digit", table="stats", needle="#", keys=(Key("top 5 rate", "running", pl.Int64),))
+    assert shapes(digit_key, ["top 3 rate: 1, top 5 rate: 2", "top 3 rate: 1, top 5 rate: 7"]) == 1
+    assert shapes(digit_key, ["top 5 rate: 2, top 3 rate: 1", "top 6 rate: 2, top 3 rate: 1"]) == 2

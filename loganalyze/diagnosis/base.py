@@ -74,7 +74,7 @@ class Context:
         rows = line_text(self.run, rows.head(limit))
         return [
             Evidence(paths.get(r["source"], r["source"]), int(r["line_no"]), (r["raw"] or "").strip())
-            for r in rows.head(limit).iter_rows(named=True)
+            for r in rows.iter_rows(named=True)
         ]
 
     def events(self, where: pl.Expr) -> pl.DataFrame:

@@ -53,7 +53,8 @@ def decode_rows(run: Run) -> pl.DataFrame:
     sources = tuple(s["id"] for s in run.info["sources"])
     cached = run.__dict__.get("_decode_rows")
     if cached is None or cached[0] != sources:
-        stats = run.table("stats").filter(pl.col("phase") == "decode").select(DECODE_COLUMNS).collect(engine="streaming").rechunk()
+        decode = run.table("stats").filter(pl.col("phase") == "decode").select(DECODE_COLUMNS)
+        stats = decode.collect(engine="streaming").rechunk()
         if not in_order(stats):
             stats = stats.sort("ts", "source", "line_no")
         cached = run.__dict__["_decode_rows"] = (sources, stats)
