@@ -7,13 +7,13 @@ kept in `unparsed` with its line number. Counts are checked to add up to the lin
 
 from __future__ import annotations
 
-import functools
 import glob
 import os
 import re
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import CancelledError, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -140,27 +140,49 @@ class InOrder:
     """Batches of a format that carries state from one batch to the next (year-less
     timestamps, counters) parsed side by side all the same: each on its own, from an empty
     state, then checked in order against the state the batches before it left
-    (`engine.settle`). A batch that would have parsed otherwise (the log crossed New Year,
-    or vLLM V0 counters carried over) is parsed again, in order, and so is every batch
-    after it."""
+    (`engine.settle`). Once a batch fails that check (the log crossed New Year, or vLLM V0
+    counters carried over), it is parsed again in order, and the batches after it are
+    parsed with the state before them, one at a time, as each batch before is settled;
+    parsing one still overlaps writing the one before."""
 
     def __init__(self, parse: Callable[[pl.DataFrame, Context], tuple[dict, dict]], ctx: Context):
-        self.parse, self.ctx, self.alone = parse, ctx, True
+        self.parse, self.ctx = parse, ctx
+        self.guessing, self.settled = True, 0
+        self.stopped: BaseException | None = None
+        self.turn = threading.Condition()
 
-    def guess(self, batch: pl.DataFrame) -> tuple:
-        """On a parse thread: the batch parsed on its own, or left for `settle` once that failed."""
-        if not self.alone:
-            return batch, None, None
-        state: dict = {}
-        return batch, state, self.parse(batch, replace(self.ctx, state=state))
+    def guess(self, batch: pl.DataFrame, seq: int) -> tuple:
+        """On a parse thread: batch `seq` (0, 1, ... in file order) parsed on its own, or, once
+        guessing failed, with the state of the batches before it as soon as they are settled."""
+        if self.guessing:
+            state: dict = {}
+            return batch, seq, state, self.parse(batch, replace(self.ctx, state=state))
+        with self.turn:
+            self.turn.wait_for(lambda: self.settled == seq or self.stopped)
+        if self.stopped:
+            raise self.stopped
+        return batch, seq, None, self.parse(batch, self.ctx)
 
-    def settle(self, batch: pl.DataFrame, state: dict | None, parsed: tuple | None) -> tuple[dict, dict]:
-        """On the writing thread, batch after batch in order: the batch's tables as parsing
-        in order makes them."""
-        if state is not None and settle(self.ctx.state, state):
-            return parsed
-        self.alone = False
-        return self.parse(batch, self.ctx)
+    def take(self, batch: pl.DataFrame, seq: int, state: dict | None, parsed: tuple[dict, dict]) -> tuple[dict, dict]:
+        """On the writing thread, batch after batch in order: the batch's tables as parsing in
+        order makes them (`state` None: it was parsed in order)."""
+        try:
+            if state is not None and not settle(self.ctx.state, state):
+                self.guessing = False
+                parsed = self.parse(batch, self.ctx)
+        except BaseException as e:
+            self.stop(e)  # batches waiting for this one would wait forever
+            raise
+        with self.turn:
+            self.settled = seq + 1
+            self.turn.notify_all()
+        return parsed
+
+    def stop(self, error: BaseException | None = None) -> None:
+        """Release the parse threads waiting for their turn: the ingest failed (with `error`)."""
+        with self.turn:
+            self.stopped = self.stopped or error or CancelledError()
+            self.turn.notify_all()
 
 
 class Pipeline:
@@ -168,8 +190,8 @@ class Pipeline:
 
     polars releases the GIL, so reading batch N+1 (this thread), parsing N and N-1 and
     writing N-2 use both cores. At most `workers` batches wait to be parsed and one to be
-    written, which bounds memory. A format whose batches depend on the one before is
-    parsed through `InOrder`.
+    written, which bounds memory (in a worker process of a many-file ingest, one parse
+    thread). A format whose batches depend on the one before is parsed through `InOrder`.
     """
 
     def __init__(self, workers: int, write: Callable):
@@ -226,9 +248,13 @@ def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged:
     def write_one(tables: dict, lines: dict) -> None:
         stage_tables(staged, tables, lines, ctx, result)
 
+    def write_in_order(*parsed: object) -> None:
+        write_one(*order.take(*parsed))
+
     pipeline: Pipeline | None = None
+    order: InOrder | None = None
     try:
-        for batch in read_batches(src, stats):
+        for seq, batch in enumerate(read_batches(src, stats)):
             if result is None:
                 sample = unwrap(batch.head(SAMPLE_LINES), yr)["text"]
                 fmt = choose_format(sample, src.path, as_format)
@@ -237,17 +263,20 @@ def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged:
                 ctx = Context(source=sid, year=yr, base_date=base_date)
                 if isinstance(fmt, LogFormat) and any(map(stateful, [fmt, *parsers.embeddable()])):
                     order = InOrder(parse_one, ctx)
-                    pipeline, parse = Pipeline(PARSE_WORKERS, lambda *got: write_one(*order.settle(*got))), order.guess
+                    pipeline = Pipeline(PARSE_WORKERS, write_in_order)
                 elif isinstance(fmt, LogFormat):
-                    pipeline, parse = Pipeline(PARSE_WORKERS, write_one), functools.partial(parse_one, context=ctx)
+                    pipeline = Pipeline(PARSE_WORKERS, write_one)
             if isinstance(fmt, FileFormat):
                 whole.append(batch)
                 continue
             at = (stats.bytes_read, stats.lines)
-            pipeline.submit(parse, batch, done=(lambda at=at: progress(*at)) if progress else None)
+            task = (order.guess, batch, seq) if order else (parse_one, batch, ctx)
+            pipeline.submit(*task, done=(lambda at=at: progress(*at)) if progress else None)
         if pipeline:
             pipeline.finish()
     finally:
+        if order:
+            order.stop()
         if pipeline:
             pipeline.close()
     if result is None:

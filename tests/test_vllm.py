@@ -574,7 +574,7 @@ def test_batches_parsed_side_by_side_give_the_tables_of_parsing_in_order(tmp_pat
     log = _year_end_log(tmp_path / "year-end.log", v0_from)
     monkeypatch.setattr(INGEST, "read_batches", lambda p, s: reader.read_batches(p, s, batch_bytes=3000))
     _, side_by_side = ingest_one(log, name="side", year=2025)
-    monkeypatch.setattr(INGEST.InOrder, "guess", lambda self, batch: (batch, None, None))  # every batch in order
+    monkeypatch.setattr(INGEST, "settle", lambda state, alone: False)  # every batch in order
     _, in_order = ingest_one(log, name="order", year=2025)
     for name in ("stats", "spec"):
         got, want = table(side_by_side, name), table(in_order, name)
@@ -596,3 +596,38 @@ def test_settle_takes_a_batch_parsed_alone_only_where_order_would_not_change_it(
     assert not settle(state, {key: {"first": day + timedelta(days=200), "last": day, "years": 0}})  # a year rolled
     assert not settle({key: {"last": day, "years": 1}}, {key: {"years": 0}})  # after New Year: offsets differ
     assert not settle({}, {("carry", "vllm", "spec_v0", "s"): {"last": {}}})  # counters carried over
+
+
+@pytest.mark.parametrize("fail_at", [1, 2, 4, 6, 9])
+def test_an_error_while_batches_wait_their_turn_stops_the_ingest(tmp_path, monkeypatch, fail_at):
+    """After a batch fails the check, later batches wait on parse threads for the ones before
+    them; an error then ends the ingest with that error, and nobody waits forever."""
+    import threading
+
+    import loganalyze as la
+
+    log = _year_end_log(tmp_path / "year-end.log", v0_from=0)  # V0 counters: in order from batch 0
+    monkeypatch.setattr(INGEST, "read_batches", lambda p, s: reader.read_batches(p, s, batch_bytes=3000))
+    real, calls = INGEST.parse_batch, []
+
+    def failing(frame, fmt, ctx):
+        calls.append(1)
+        if len(calls) == fail_at:
+            raise RuntimeError("disk on fire")
+        return real(frame, fmt, ctx)
+
+    monkeypatch.setattr(INGEST, "parse_batch", failing)
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            la.ingest([log], run="r", store=tmp_path / "s", year=2025)
+        except BaseException as e:  # the test looks at it below
+            raised.append(e)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "ingest hung"
+    assert [str(e) for e in raised] == ["disk on fire"]
+    assert not (tmp_path / "s" / "catalog.json").exists() or "r" not in json.loads((tmp_path / "s" / "catalog.json").read_text())["runs"]
