@@ -24,6 +24,7 @@ import polars as pl
 import regex
 
 from parsers.bench_tables import BENCH
+from parsers.common import fraction
 from parsers.config import explode_pairs, repr_dump
 from parsers.spec import LineKind, LogFormat
 
@@ -100,7 +101,7 @@ def _positions(long: pl.DataFrame) -> pl.DataFrame:
         pl.col("i").is_not_null()
     )
     return pos.sort("line_no", "i").group_by("line_no").agg(
-        per_position=pl.col("value").cast(pl.Float64, strict=False) * 0.01  # as engine._cast: the same at any row count
+        per_position=fraction(pl.col("value").cast(pl.Float64, strict=False))
     )
 
 
@@ -113,7 +114,7 @@ def _typed(wide: pl.DataFrame) -> pl.DataFrame:
         dtype = BENCH[c]
         num = pl.col(c).cast(pl.Float64, strict=False)
         if c in PERCENT:
-            cols.append((num * 0.01).alias(c))  # as engine._cast: the same at any row count
+            cols.append(fraction(num).alias(c))
         elif dtype in (pl.Int64, pl.Float64):
             cols.append(num.cast(dtype, strict=False).alias(c))
     return wide.with_columns(cols)

@@ -136,7 +136,7 @@ def result_row(obj: dict, tool: str) -> dict:
         elif key == "server_info" and isinstance(value, dict):
             row.update({k: v for k, v in _server_info(value).items() if v is not None and k not in row})
         elif key == "spec_decode_acceptance_rate" and value is not None:
-            row["accept_rate"] = value / 100
+            row["accept_rate"] = round(value / 100, 10)  # as parsers.common.fraction
         elif key == "date" and isinstance(value, str):
             row["ts"] = _date(value)
         elif column:

@@ -6,6 +6,13 @@ import polars as pl
 
 from parsers.spec import LineKind
 
+def fraction(percent: pl.Expr) -> pl.Expr:
+    """A percentage as a fraction, rounded to 10 places: polars divides one row exactly and
+    many rows by the reciprocal, so 57% would read 0.57 in one batch and 0.5700000000000001
+    in another; rounded, every path agrees (and with Python's 57 / 100 in bench_json)."""
+    return (percent / 100).round(10)
+
+
 ACCESS = LineKind(
     name="access",
     table="requests",

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 import polars as pl
 import regex
 
+from parsers.common import fraction
 from parsers.spec import LineKind, LogFormat, TsFormat
 
 VALUE = r"([^ ,]+?)\.?(?:[ ,]|$)"
@@ -436,10 +437,8 @@ def _cast(expr: pl.Expr, dtype: pl.DataType, percent: bool = False, commas: bool
     """Typed value of a text field; `commas` False for text that has none (a key's value)."""
     if dtype == pl.Boolean:
         return pl.when(expr.is_in(["True", "true"])).then(True).when(expr.is_in(["False", "false"])).then(False)
-    if percent:  # times 0.01, not / 100: polars divides one row exactly and many by the
-        # reciprocal, so the same value would differ in its last digit with the batch's size
-        expr = expr.str.strip_suffix("%")
-        return expr.cast(pl.Float64, strict=False) * 0.01
+    if percent:
+        return fraction(expr.str.strip_suffix("%").cast(pl.Float64, strict=False))
     if dtype in (pl.Int64, pl.Float64):
         return (expr.str.replace_all(",", "") if commas else expr).cast(dtype, strict=False)
     if isinstance(dtype, pl.List):
