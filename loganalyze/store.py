@@ -108,21 +108,22 @@ def footer(path: Path) -> tuple[int, int | None, int | None]:
     try:
         st = os.stat(path)
         key = (str(path), st.st_ino, st.st_size, st.st_mtime_ns)
-        if key not in _FOOTERS:
+        found = _FOOTERS.get(key)
+        if found is None:
             if len(_FOOTERS) >= FOOTERS_KEPT:
                 _FOOTERS.clear()
-            _FOOTERS[key] = _read_footer(path)
-        return _FOOTERS[key]
+            found = _FOOTERS[key] = _read_footer(path)
+        return found
     except Exception as e:  # pyarrow raises ArrowInvalid, OSError, ...
         raise LoganalyzeError(f"{path}: damaged table file ({e}); {REPAIR_HINT}") from None
 
 
 def _read_footer(path: Path) -> tuple[int, int | None, int | None]:
     md = pq.read_metadata(path)
-    names = md.schema.names
-    if "line_no" not in names or md.num_row_groups == 0:
+    paths = [md.schema.column(i).path for i in range(md.num_columns)]
+    if "line_no" not in paths or md.num_row_groups == 0:
         return md.num_rows, None, None
-    stats = [md.row_group(i).column(names.index("line_no")).statistics for i in range(md.num_row_groups)]
+    stats = [md.row_group(i).column(paths.index("line_no")).statistics for i in range(md.num_row_groups)]
     if any(s is None or not s.has_min_max for s in stats):
         return md.num_rows, None, None
     return md.num_rows, min(s.min for s in stats), max(s.max for s in stats)

@@ -301,3 +301,14 @@ def test_line_shapes_take_any_number_outside_key_names():
     digit_key = LineKind(name="t_digit", table="stats", needle="#", keys=(Key("top 5 rate", "running", pl.Int64),))
     assert shapes(digit_key, ["top 3 rate: 1, top 5 rate: 2", "top 3 rate: 1, top 5 rate: 7"]) == 1
     assert shapes(digit_key, ["top 5 rate: 2, top 3 rate: 1", "top 6 rate: 2, top 3 rate: 1"]) == 2
+
+
+def test_evidence_of_two_sources_with_the_same_line_numbers_keeps_both(tmp_path, ingest_one):
+    """Line numbers repeat across the sources of a run: evidence is told apart by (source, line)."""
+    text = (ROOT / "fixtures" / "reference" / "sglang-eagle3" / "server.log").read_text()
+    (tmp_path / "a.log").write_text(text)
+    (tmp_path / "b.log").write_text(text + "[2026-03-03 10:30:00] Second server of the run.\n")
+    _, run = ingest_one(tmp_path / "a.log", tmp_path / "b.log")
+    [cap] = [f for f in run.diagnose() if f.id == "concurrency-cap"]
+    cited = [(Path(e.path).name, e.line) for e in cap.evidence]
+    assert cited[:4] == [("a.log", 2), ("b.log", 2), ("a.log", 4), ("b.log", 4)]

@@ -22,8 +22,9 @@ EXCERPT = 240
 
 
 def extreme_rows(rows: pl.DataFrame, column: str, n: int = 3, largest: bool = True) -> pl.DataFrame:
-    """The `n` rows with the largest (or smallest) `column`, ties in frame order: what a
-    stable sort then `head(n)` gives, without sorting millions of rows to cite three."""
+    """The `n` rows with the largest (or smallest) `column`, ties in frame order, rows where
+    it is null left out: a stable sort then `head(n)`, without sorting millions of rows to
+    cite three."""
     values = rows[column].drop_nulls()
     if values.len() == 0:
         return rows.head(0)
@@ -90,7 +91,7 @@ class Context:
         cfg = self.run.table("config").filter(pl.col("key").is_in(list(keys)))
         if origin:
             cfg = cfg.filter(pl.col("origin") == origin)
-        rows = cfg.sort("line_no").collect().unique("line_no", keep="first", maintain_order=True)
+        rows = cfg.sort("line_no", "source").collect().unique(["source", "line_no"], keep="first", maintain_order=True)
         short = pl.col("raw").str.len_chars() <= EXCERPT
         excerpt = pl.format("{} ... {}={} ...", pl.col("raw").str.slice(0, 40), pl.col("key"), pl.col("value"))
         return rows.with_columns(raw=pl.when(short).then(pl.col("raw")).otherwise(excerpt))

@@ -120,7 +120,7 @@ def check(ctx: Context) -> list[Finding]:
         verdict += f" NCCL errors in the log: {errors['message'][0].strip()[:160]}"
     startup = s.get("timeout_seq") is not None and s["timeout_seq"] <= STARTUP_SEQ
     evidence = pl.concat([hangs.select("source", "line_no", "raw"), f["progress"].select("source", "line_no", "raw"),
-                          errors.select("source", "line_no", "raw")]).unique("line_no", keep="first").sort("line_no")
+                          errors.select("source", "line_no", "raw")]).unique(["source", "line_no"], keep="first").sort("line_no", "source")
     return [Finding(
         id="hang", severity="critical",
         title=(f"{s['timeout_op']} collective hung" if s.get("watchdog_timeouts") else "Scheduler watchdog timeout"),

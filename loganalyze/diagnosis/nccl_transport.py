@@ -129,7 +129,7 @@ def topo_part(s: dict, topo: pl.DataFrame, links: pl.DataFrame) -> Part | None:
         "Keep a TP group inside one socket / one PCIe switch (CUDA_VISIBLE_DEVICES), or benchmark NCCL_P2P_LEVEL=SYS "
         "against the default.",
         impact=(1 - _mid(REF_SHM) / _mid(REF_P2P_PCIE)) * COMM_SHARE if "SYS" in far else 0.0,
-        rows=rows.unique("line_no", keep="first"), facts={"gpu_path_types": types},
+        rows=rows.unique(["source", "line_no"], keep="first"), facts={"gpu_path_types": types},
     )
 
 
@@ -234,7 +234,7 @@ def check(ctx: Context) -> list[Finding]:
         if impact else "informational",
         recommendation=" ".join(dict.fromkeys(p.recommendation for p in parts)),
         confidence="high" if links.height else "medium",
-        evidence=ctx.evidence(pl.concat(rows).unique("line_no", keep="first", maintain_order=True)) if rows else [],
+        evidence=ctx.evidence(pl.concat(rows).unique(["source", "line_no"], keep="first", maintain_order=True)) if rows else [],
         metrics={**_facts(s), **{k: v for p in parts for k, v in p.facts.items()}},
     )]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Context, Finding, extreme_rows
 
 SMALL_BATCH = 8
 SLOW_MS = 75.0
@@ -44,6 +44,6 @@ def check(ctx: Context) -> list[Finding]:
         recommendation=("Check for CPU offload or swap (--cpu-offload-gb, swap space), that CUDA graphs are on "
                         "(no --enforce-eager / --disable-cuda-graph), the GPU clocks and PCIe link, and that the "
                         "model fits the GPUs without offloading."),
-        confidence="medium", evidence=ctx.evidence(small.sort("step_ms", descending=True).head(3)),
+        confidence="medium", evidence=ctx.evidence(extreme_rows(small, "step_ms")),
         metrics={"step_ms_min": round(fastest, 1), "step_ms_median": round(median, 1), "intervals": small.height},
     )]
