@@ -36,7 +36,7 @@ from pathlib import Path
 import polars as pl
 
 from loganalyze.errors import LoganalyzeError
-from loganalyze.store import CATALOG, SOURCE_ID, Store, _catalog_problem, _next_run_name, _now
+from loganalyze.store import CATALOG, SOURCE_ID, Store, _catalog_problem, _next_run_name, _now, add_sources
 from parsers.tables import SCHEMAS, conform, empty
 
 LEFTOVER_AGE = timedelta(hours=1)
@@ -249,14 +249,9 @@ class S3Store(Store):
                 cat, etag = self.read_catalog()
             name = run or _next_run_name(cat)
             entry_of_run = cat["runs"].get(name) or {"created": _now(), "sources": []}
-            seen = {s["id"] for s in entry_of_run["sources"]}
-            added, copies = [], []
-            for entry, stage in staged:
-                added.append(entry["id"] not in seen)
-                if added[-1]:
-                    copies += self._final_keys(name, entry["id"], stage)
-                    entry_of_run["sources"].append({**entry, "ingested": _now()})
-                    seen.add(entry["id"])
+            copies: list[tuple[str, str]] = []
+            added = add_sources(entry_of_run, staged,
+                                lambda sid, stage: copies.extend(self._final_keys(name, sid, stage)))
             self._copy(copies)
             if not any(added) or self._put_catalog({**cat, "runs": {**cat["runs"], name: entry_of_run}}, etag):
                 self._snapshot, self._listings = None, {}

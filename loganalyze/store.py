@@ -21,9 +21,10 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pyarrow.parquet as pq
@@ -270,16 +271,10 @@ class Store:
                     self.write_catalog(cat)
             run = run or _next_run_name(cat)
             entry_of_run = cat["runs"].get(run) or {"created": _now(), "sources": []}
-            seen = {s["id"] for s in entry_of_run["sources"]}
-            added: list[bool] = []
             published: list[Path] = []
             try:
-                for entry, stage in staged:
-                    added.append(entry["id"] not in seen)
-                    if added[-1]:
-                        published += self._publish(run, entry["id"], stage)
-                        entry_of_run["sources"].append({**entry, "ingested": _now()})
-                        seen.add(entry["id"])
+                added = add_sources(entry_of_run, staged,
+                                    lambda sid, stage: published.extend(self._publish(run, sid, stage)))
                 if any(added):
                     cat["runs"][run] = entry_of_run
                     with write_errors(self.root, "write the catalog"):
@@ -376,6 +371,22 @@ def remove_paths(paths: list[Path]) -> list[str]:
         else:
             p.unlink(missing_ok=True)
     return [str(p) for p in paths]
+
+
+def add_sources(entry_of_run: dict, staged: list[tuple[dict, Any]], publish: Callable[[str, Any], None]) -> list[bool]:
+    """Add to a run's catalog entry the staged sources it does not list yet (a file ingested
+    before, or given twice, counts once), publishing each one's files with
+    `publish(source_id, stage)`; returns, per staged source, whether it was added. Both
+    store kinds commit through this; they differ in how files are published."""
+    seen = {s["id"] for s in entry_of_run["sources"]}
+    added: list[bool] = []
+    for entry, stage in staged:
+        added.append(entry["id"] not in seen)
+        if added[-1]:
+            publish(entry["id"], stage)
+            entry_of_run["sources"].append({**entry, "ingested": _now()})
+            seen.add(entry["id"])
+    return added
 
 
 def _next_run_name(cat: dict) -> str:
