@@ -34,6 +34,15 @@ def fmt_option(*choices: str):
                         show_default=True, help="Output format.")
 
 
+def fail(message: str) -> None:
+    """One line on stderr, secrets redacted and control characters made visible, and exit 2."""
+    from loganalyze.escape import one_line, terminal
+    from loganalyze.redact import redact
+
+    click.echo(f"loganalyze: error: {terminal(one_line(redact(message)))}", err=True)
+    sys.exit(2)
+
+
 class Group(click.Group):
     """Turn LoganalyzeError into a one-line message instead of a traceback."""
 
@@ -41,8 +50,7 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except LoganalyzeError as e:
-            click.echo(f"loganalyze: error: {e}", err=True)
-            ctx.exit(2)
+            fail(str(e))
         except BrokenPipeError:
             ctx.exit(0)
 
@@ -110,9 +118,11 @@ def ingest(paths, run, store, as_format, year, quiet, engine, labels, out_format
         print_json(result.to_dict())
     else:
         click.echo(render_ingest(result))
+    from loganalyze.escape import one_line, terminal
+
     for src in result.sources:
         if src.bad_utf8:
-            click.echo(f"loganalyze: warning: {src.path}: {src.bad_utf8} bytes were not valid UTF-8 and were "
+            click.echo(f"loganalyze: warning: {terminal(one_line(src.path))}: {src.bad_utf8} bytes were not valid UTF-8 and were "
                        "replaced", err=True)
 
 
@@ -281,13 +291,14 @@ def report(runs, store, baseline, output, out_format, no_redact):
       loganalyze report run42 -o run42.html
       loganalyze report eagle3 base vllm --baseline base -o compare.html
     """
+    from loganalyze.export import write_text
     from loganalyze.report import build_report
 
     s = Store(store)
     fmt = out_format or ("md" if output.suffix.lower() == ".md" else "html")
     text = build_report([loganalyze.open_run(r, s) for r in runs],
                         loganalyze.open_run(baseline, s) if baseline else None, fmt=fmt, redact=not no_redact)
-    output.write_text(text, encoding="utf-8")
+    write_text(output, text)
     click.echo(f"wrote {output} ({len(text.encode()):,} bytes, {fmt})")
 
 
@@ -336,15 +347,19 @@ def complete_runs(ctx: click.Context, param: click.Parameter, incomplete: str) -
 @click.option("--where", "where", multiple=True, metavar="COLUMN=VALUE",
               help="Only sources with this partition value (repeatable): date=2026-11-29, cluster=a, host=b, "
                    "engine=vllm or another label; prunes files before reading.")
-def query(sql, runs, store, out_format, output, where):
+@click.option("--no-redact", is_flag=True, help="Keep secrets (API keys, tokens, passwords) in the result.")
+def query(sql, runs, store, out_format, output, where, no_redact):
     """Run SQL (polars SQL) over the store's tables.
 
     Tables: stats, config, events, requests, unparsed, spec and the tables formats add
     (nccl_links, bench, ...), each holding every selected run, with a `run` column and
     the partition columns date, cluster, host, engine (and other --label keys). Only
     what the query needs is read; with -o FILE.parquet, .csv or .jsonl the result streams
-    to the file. `table` shows at most 50 rows: use LIMIT, or another format, for more.
-    Secrets in strings (API keys, tokens, passwords) are redacted.
+    to the file, and csv, json and ndjson stream to standard output; `table` shows the
+    first 50 rows (only those are computed): use LIMIT/OFFSET, or another format, for more.
+    The query reads the store only: table functions that open files or URLs (read_csv,
+    read_parquet, ...) are refused. Secrets in strings (API keys, tokens, passwords) are
+    redacted before the query sees them, unless --no-redact.
 
     \b
     Example:
@@ -353,21 +368,24 @@ def query(sql, runs, store, out_format, output, where):
       loganalyze query "SELECT * FROM events WHERE severity = 'critical'" -o critical.csv
     """
     from loganalyze import export
+    from loganalyze.escape import terminal
     from loganalyze.ingest import parse_labels
     from loganalyze.query import query as run_query
-    from loganalyze.redact import redact_frame
 
     fmt = out_format or (export.format_of(output) if output else None) or "table"
-    result = redact_frame(run_query(sql, runs, Store(store), where=parse_labels(where)))
+    if fmt == "parquet" and output is None:
+        raise LoganalyzeError("parquet is binary: write it to a file with -o FILE.parquet")
+    result = run_query(sql, runs, Store(store), where=parse_labels(where), redact=not no_redact)
     if output is not None and fmt != "table":
         export.write(result, output, fmt)
         click.echo(f"wrote {output} ({fmt})", err=True)
-    elif fmt == "parquet":
-        raise LoganalyzeError("parquet is binary: write it to a file with -o FILE.parquet")
     elif output is not None:
-        output.write_text(export.as_text(result, fmt) + "\n", encoding="utf-8")
+        export.write_text(output, export.table_text(result) + "\n")
+    elif fmt == "table":
+        click.echo(terminal(export.table_text(result)))
     else:
-        click.echo(export.as_text(result, fmt).rstrip("\n"))
+        sys.stdout.flush()
+        export.stream(result, fmt, sys.stdout.buffer, for_terminal=sys.stdout.isatty())
 
 
 @main.command("export")
@@ -379,10 +397,12 @@ def query(sql, runs, store, out_format, output, where):
               help="A file (.parquet, .csv, .json, .jsonl: one table) or a folder (one file per table).")
 @click.option("--format", "out_format", type=click.Choice(["parquet", "csv", "json", "ndjson"]), default=None,
               help="Format of the files in a folder [default: parquet]; a file's extension decides its own.")
-def export_cmd(run, tables, store, output, out_format):
+@click.option("--no-redact", is_flag=True, help="Keep secrets (API keys, tokens, passwords) in the files.")
+def export_cmd(run, tables, store, output, out_format, no_redact):
     """Write a run's tables to Parquet, CSV or JSON files.
 
-    CSV cells hold lists and structs (the `extra` column, say) as JSON text.
+    CSV cells hold lists and structs (the `extra` column, say) as JSON text. Secrets in
+    strings (API keys, tokens, passwords) are redacted unless --no-redact.
 
     \b
     Example:
@@ -391,7 +411,7 @@ def export_cmd(run, tables, store, output, out_format):
     """
     from loganalyze.export import export_run
 
-    for path in export_run(run, output, tables, out_format, Store(store)):
+    for path in export_run(run, output, tables, out_format, Store(store), redact=not no_redact):
         click.echo(f"wrote {path}")
 
 

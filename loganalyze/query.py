@@ -12,12 +12,15 @@ sources before that (SQL WHERE on them is correct too, but opens every file).
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import polars as pl
 
 from loganalyze.errors import LoganalyzeError
+from loganalyze.redact import redact as redact_text
+from loganalyze.redact import redact_frame
 from loganalyze.store import Store
 from parsers.tables import SCHEMAS, empty
 
@@ -85,9 +88,11 @@ def union(store: Store, counts: dict[str, dict[str, int]], table: str, parts: pl
 
 
 def tables(store: Store | str | Path | None = None, runs: Sequence[str] | None = None,
-           where: dict[str, str] | None = None) -> dict[str, pl.LazyFrame]:
+           where: dict[str, str] | None = None, redact: bool = False) -> dict[str, pl.LazyFrame]:
     """Every table of the selected runs (default: all), by name; a run that does not exist is an error.
-    `where` (partition column -> value) keeps only the matching sources' files.
+    `where` (partition column -> value) keeps only the matching sources' files. With
+    `redact`, every table is seen with its secrets already replaced (`redact_frame`), so
+    no query, however its columns are renamed or filtered, sees one.
 
     The canonical and registered tables are always there, empty if no run has rows in
     them, so that a query written for one store runs on any other.
@@ -97,7 +102,8 @@ def tables(store: Store | str | Path | None = None, runs: Sequence[str] | None =
     counts = {r: store.table_counts(r) for r in selected}
     names = set(SCHEMAS) | {t for c in counts.values() for t in c}
     parts = partitions(store, selected)
-    return {t: union(store, counts, t, parts) for t in sorted(names)}
+    frames = {t: union(store, counts, t, parts) for t in sorted(names)}
+    return {t: redact_frame(f) for t, f in frames.items()} if redact else frames
 
 
 def polars_message(e: Exception) -> str:
@@ -106,14 +112,43 @@ def polars_message(e: Exception) -> str:
     return " ".join(ln for ln in lines if ln)
 
 
+# What a query may not hold outside its string literals: polars SQL's table functions
+# (read_csv, read_parquet, read_json, read_ipc, ...) open any path or URL.
+_TABLE_FUNCTION = re.compile(r"(?i)\b(?:read|scan)_\w*\s*\(")
+_SQL_TOKENS = re.compile(r"""'(?:[^']|'')*'|"((?:[^"]|"")*)"|`([^`]*)`|--[^\n]*|/\*.*?(?:\*/|$)|\$\$.*?(?:\$\$|$)""",
+                         re.S)
+
+
+def _unquoted(sql: str) -> str:
+    """The SQL with its string literals emptied, comments removed and quoted names unquoted."""
+    def keep(m: re.Match) -> str:
+        if m.group(1) is not None or m.group(2) is not None:
+            return " " + (m.group(1) if m.group(1) is not None else m.group(2)) + " "
+        return "''" if m.group(0).startswith("'") else " "
+    return _SQL_TOKENS.sub(keep, sql)
+
+
+def confine(sql: str) -> None:
+    """Refuse SQL that would read anything but the store's tables (a file, a URL)."""
+    if m := _TABLE_FUNCTION.search(_unquoted(sql)):
+        raise LoganalyzeError(f"query: {m.group(0).rstrip('( ').lower()}() is not allowed: a query reads only the "
+                              f"store's tables")
+
+
 def query(sql: str, runs: Sequence[str] | None = None, store: Store | str | Path | None = None,
-          where: dict[str, str] | None = None) -> pl.LazyFrame:
+          where: dict[str, str] | None = None, redact: bool = False) -> pl.LazyFrame:
     """Run `sql` over the store's tables (of the sources matching `where`); returns the result unevaluated.
+
+    The query reads the store only: table functions that open files or URLs
+    (`read_csv('/etc/hostname')`) are refused before anything runs. With `redact`, the
+    tables are redacted before the query sees them and the result after (a secret built
+    by the query itself), and error messages too.
 
     The plan is resolved here (collect_schema), so a syntax error, an unknown table or
     column is a LoganalyzeError now rather than when the result is written.
     """
-    frames = tables(store, runs, where)
+    confine(sql)
+    frames = tables(store, runs, where, redact=redact)
     try:
         result = pl.SQLContext(frames=frames).execute(sql)
         result.collect_schema()
@@ -121,5 +156,5 @@ def query(sql: str, runs: Sequence[str] | None = None, store: Store | str | Path
         message = polars_message(e)
         if "not found" in message:
             message += f" (tables: {', '.join(frames)})"
-        raise LoganalyzeError(f"query: {message}") from None
-    return result
+        raise LoganalyzeError(f"query: {redact_text(message) if redact else message}") from None
+    return redact_frame(result) if redact else result

@@ -1,7 +1,10 @@
-"""Plain-text and JSON rendering of command results for the terminal.
+"""Plain-text, Markdown and JSON rendering of command results for the terminal.
 
 Every renderer's output passes through the secret redaction (loganalyze/redact.py);
-`redact=False` (the commands' --no-redact) is the only way to turn it off.
+`redact=False` (the commands' --no-redact) is the only way to turn it off. Text for the
+terminal has its control sequences made visible (loganalyze/escape.py); Markdown is
+redacted value by value before it is escaped (an escaped `api\\_key` would hide a
+secret from the patterns, and redacting the finished text could eat a closing backtick).
 """
 
 from __future__ import annotations
@@ -11,18 +14,20 @@ import json
 import sys
 from datetime import date, datetime
 
+from loganalyze.escape import md_cell, md_code, md_fence, md_text, one_line, terminal
 from loganalyze.ingest import IngestResult
 from loganalyze.redact import redact as redact_text
-from loganalyze.redact import redact_obj
+from loganalyze.redact import redact_frame, redact_obj
 
 
 def redacted(render):
-    """Make a text renderer redact what it returns; callers pass redact=False to keep secrets."""
+    """Make a text renderer redact what it returns (callers pass redact=False to keep
+    secrets) and make its control characters visible, always."""
 
     @functools.wraps(render)
     def wrapper(*args, redact: bool = True, **kwargs) -> str:
         text = render(*args, **kwargs)
-        return redact_text(text) if redact else text
+        return terminal(redact_text(text) if redact else text)
 
     return wrapper
 
@@ -44,10 +49,10 @@ def render_ingest(result: IngestResult) -> str:
     out = [f"run {result.run} (store {result.store})"]
     for s in result.sources:
         if s.skipped:
-            out.append(f"  {s.path}: already in run {result.run} (same sha256), nothing added")
+            out.append(f"  {one_line(s.path)}: already in run {result.run} (same sha256), nothing added")
             continue
         version = f" {s.version}" if s.version else ""
-        out.append(f"  {s.path}: {s.format}{version}, {s.lines:,} lines ({s.blank:,} blank)")
+        out.append(f"  {one_line(s.path)}: {s.format}{version}, {s.lines:,} lines ({s.blank:,} blank)")
         for table, n in sorted(s.lines_by_table.items()):
             rows = s.tables.get(table, 0)
             rows_note = f", {rows:,} rows" if rows != n else ""
@@ -73,13 +78,13 @@ def render_show(data: dict) -> str:
     out = [f"run {data['run']}", "sources:"]
     for s in data["sources"]:
         version = f" {s['version']}" if s.get("version") else ""
-        out.append(f"  {s['path']}  {s['format']}{version}  {s['lines']:,} lines  sha256 {s['sha256'][:12]}"
+        out.append(f"  {one_line(s['path'])}  {s['format']}{version}  {s['lines']:,} lines  sha256 {s['sha256'][:12]}"
                    f"  year {s.get('year')} from {s.get('year_source')}")
     out.append("tables:")
     out += [f"  {t:<12} {n:>10,} rows" for t, n in sorted(data["tables"].items())]
     if data["config"]:
         out.append("config:")
-        out += [f"  {k} = {v}" for k, v in sorted(data["config"].items())]
+        out += [f"  {one_line(k)} = {one_line(v)}" for k, v in sorted(data["config"].items())]
     return "\n".join(out)
 
 
@@ -119,24 +124,25 @@ def render_findings_text(run: str, findings: list) -> str:
         out.append(f"   {f.verdict}")
         out.append(f"   impact: {f.impact_text}")
         for e in f.evidence:
-            out.append(f"   > {e.path}:{e.line}: {e.text[:200]}")
+            out.append(f"   > {one_line(e.path)}:{e.line}: {one_line(e.text[:200])}")
         out.append(f"   fix: {f.recommendation}")
         out.append("")
     return "\n".join(out).rstrip()
 
 
-@redacted
-def render_findings_md(run: str, findings: list) -> str:
-    out = [f"# loganalyze diagnosis: {run}", ""]
+def render_findings_md(run: str, findings: list, redact: bool = True) -> str:
+    """Findings as Markdown: every value from the logs redacted, then escaped (prose),
+    in a code span (ids) or in a fenced block (evidence)."""
+    clean = redact_obj if redact else (lambda x: x)
+    out = [f"# loganalyze diagnosis: {md_text(clean(run))}", ""]
     if not findings:
         out.append("No findings.")
-    for f in findings:
-        out += [f"## {BADGE[f.severity]}: {f.title} (`{f.id}`)", "", f.verdict, "",
-                f"**Impact:** {f.impact_text}", "", f"**Recommendation:** {f.recommendation}", ""]
-        if f.evidence:
-            out.append("```")
-            out += [f"{e.path}:{e.line}: {e.text[:300]}" for e in f.evidence]
-            out += ["```", ""]
+    for f in (clean(f.to_dict()) for f in findings):
+        out += [f"## {BADGE.get(f['severity'], 'info')}: {md_text(f['title'])} ({md_code(f['id'])})", "",
+                md_text(f["verdict"]), "", f"**Impact:** {md_text(f['impact_text'])}", "",
+                f"**Recommendation:** {md_text(f['recommendation'])}", ""]
+        if f["evidence"]:
+            out += md_fence([f"{e['path']}:{e['line']}: {e['text'][:300]}" for e in f["evidence"]]) + [""]
     return "\n".join(out)
 
 
@@ -189,12 +195,12 @@ def render_compare_text(frame) -> str:
     return "\n".join(lines) + f"\n(Δ against {cells[0]['run']})"
 
 
-@redacted
-def render_compare_md(frame) -> str:
-    cells = compare_cells(frame)
+def render_compare_md(frame, redact: bool = True) -> str:
+    """The comparison as a Markdown table: cells redacted, then escaped (`|`, `<`, backticks, newlines)."""
+    cells = compare_cells(redact_frame(frame) if redact else frame)
     if not cells:
         return "No runs."
     head = list(cells[0])
-    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    out += ["| " + " | ".join(c[k] for k in head) + " |" for c in cells]
+    out = ["| " + " | ".join(md_cell(h) for h in head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(md_cell(c[k]) for k in head) + " |" for c in cells]
     return "\n".join(out)

@@ -2,42 +2,26 @@
 
 Log text lands in code spans or fenced blocks, where Markdown renders it literally, and
 other text has Markdown's syntax characters escaped; `|` and newlines are escaped in
-table cells (code spans included) so a log line cannot break a table.
+table cells (code spans included) so a log line cannot break a table (loganalyze/escape.py).
 """
 
 from __future__ import annotations
 
-import re
-
+from loganalyze.escape import md_code, md_fence, md_text
 from loganalyze.report.html import BADGE
 from loganalyze.report.model import ReportData
 from loganalyze.report.tables import MISSING, Table, all_metrics, config_table, key_metrics, sources_table, unparsed_table
 
-MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~])")
-
-
-def prose(text: str) -> str:
-    """Text from findings and logs with Markdown's syntax characters escaped, so a path
-    like `a_b_c` or a `<tag>` shows as written instead of turning into emphasis or HTML."""
-    return MD_SPECIAL.sub(r"\\\1", text.replace("\n", " "))
-
-
-def code(text: str) -> str:
-    """An inline code span that survives backticks inside the text."""
-    fence = "``" if "`" in text else "`"
-    return f"{fence} {text} {fence}" if fence == "``" else f"`{text}`"
-
-
-def fenced(lines: list[str]) -> list[str]:
-    fence = "~~~~" if any("```" in line for line in lines) else "```"
-    return [fence, *lines, fence]
+prose = md_text  # text from findings and logs, Markdown's syntax characters escaped
+code = md_code  # an inline code span no backtick inside can end
+fenced = md_fence  # a fenced block no line inside can end
 
 
 def table(t: Table, code_cols: tuple[int, ...] = ()) -> list[str]:
     """A pipe table; rows that differ between runs are marked ≠ (bold would vanish in code cells)."""
     out = ["| " + " | ".join(prose(c) or " " for c in t.columns) + " |", "|" + "---|" * len(t.columns)]
     for row, differs in zip(t.rows, t.differs or [False] * len(t.rows)):
-        cells = [code(c.replace("|", "\\|").replace("\n", " ")) if i in code_cols and c not in ("", MISSING)
+        cells = [code(c, cell=True) if i in code_cols and c not in ("", MISSING)
                  else prose(c) for i, c in enumerate(row)]
         cells[0] = ("≠ " if differs else "") + cells[0]
         out.append("| " + " | ".join(cells) + " |")
@@ -77,5 +61,5 @@ def render_markdown(data: ReportData, command: str) -> str:
         t = unparsed_table(run)
         if t:
             out += [f"### {prose(t.title)}", "", *table(t, code_cols=(1, 2))]
-    out += [f"_Rebuild: `{command}` (charts are in the HTML report)._", ""]
+    out += [f"_Rebuild: {code(command)} (charts are in the HTML report)._", ""]
     return "\n".join(out)
