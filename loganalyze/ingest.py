@@ -34,6 +34,7 @@ PARSE_WORKERS = 2  # batches of one file parsed at once (see Pipeline)
 POOL_MIN_BYTES = 32 << 20  # files worth starting worker processes for (stage_in_processes)
 Progress = Callable[[int, int], None]
 LABEL_KEY = re.compile(r"^[a-z][a-z0-9_]{0,31}\Z")
+RESERVED_LABELS = frozenset({"run", "source"})  # the columns every table is joined to its labels on
 
 
 @dataclass
@@ -327,6 +328,8 @@ def parse_labels(pairs: Iterable[str]) -> dict[str, str]:
         key, sep, value = pair.partition("=")
         if not sep or not LABEL_KEY.fullmatch(key):
             raise LoganalyzeError(f"bad label {pair!r}: use key=value, the key of a-z 0-9 _ (e.g. cluster=a)")
+        if key in RESERVED_LABELS:
+            raise LoganalyzeError(f"bad label {pair!r}: {key!r} is reserved (every table has its own {key} column)")
         labels[key] = value
     return labels
 

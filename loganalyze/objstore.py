@@ -346,4 +346,4 @@ class S3Store(Store):
         files = self.files(run, table)
         if not files:
             return empty(table).lazy() if table in SCHEMAS else pl.LazyFrame()
-        return pl.scan_parquet(files, storage_options=self.storage_options())
+        return pl.scan_parquet(files, storage_options=self.storage_options(), glob=False)

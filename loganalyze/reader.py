@@ -154,26 +154,74 @@ def spool_stdin(folder: Path) -> Path:
     return path
 
 
+class _ZstdFrames(io.RawIOBase):
+    """The decompressed bytes of one or more zstd frames; a frame cut short is an EOFError
+    (as gzip raises for a truncated .gz), where zstandard's stream reader ends quietly."""
+
+    FEED = 64 * 1024  # compressed bytes per call: bounds what one call decompresses
+
+    def __init__(self, raw: io.RawIOBase):
+        import zstandard
+
+        self.raw, self.new = raw, zstandard.ZstdDecompressor().decompressobj
+        self.obj, self.in_frame = self.new(), False
+        self.out, self.at = b"", 0
+
+    def readable(self) -> bool:
+        return True
+
+    def _fill(self) -> bool:
+        """Decompress more; False at the end of the input."""
+        data = self.raw.read(self.FEED)
+        if not data:
+            if self.in_frame:
+                raise EOFError("compressed file ended before the end of its zstd frame")
+            return False
+        chunks = []
+        while data:
+            chunks.append(self.obj.decompress(data))
+            self.in_frame = True
+            if not self.obj.eof:
+                break
+            data, self.obj, self.in_frame = self.obj.unused_data, self.new(), False
+        self.out, self.at = b"".join(chunks), 0
+        return True
+
+    def readinto(self, buf) -> int:
+        while self.at >= len(self.out):
+            if not self._fill():
+                return 0
+        n = min(len(buf), len(self.out) - self.at)
+        memoryview(buf).cast("B")[:n] = memoryview(self.out)[self.at : self.at + n]
+        self.at += n
+        return n
+
+
 def _decompressed(src: Input, raw: _Snapshot) -> io.BufferedIOBase:
     magic = os.pread(src.fd, 4, 0)
     if magic.startswith(GZIP_MAGIC):
         return gzip.GzipFile(fileobj=io.BufferedReader(raw, HASH_BLOCK), mode="rb")
     if magic == ZSTD_MAGIC:
-        import zstandard
-
-        return zstandard.ZstdDecompressor().stream_reader(raw, read_size=HASH_BLOCK, read_across_frames=True)
+        return io.BufferedReader(_ZstdFrames(raw), HASH_BLOCK)
     return io.BufferedReader(raw, HASH_BLOCK)
 
 
 def _lines_blocks(path: Path, f: io.BufferedIOBase, batch_bytes: int) -> Iterator[bytes]:
     """Yield byte chunks that end on a line boundary (the last one may not).
 
+    A file whose first batch has CRs and no LF has CR line ends: its CRs become LFs.
+
     A line longer than a batch is gathered in a list, not by repeated concatenation, so
     a huge line costs linear time; past MAX_LINE_BYTES the input is refused, not a log.
     """
     pending: list[bytes] = []
     pending_bytes = 0
+    cr_only = None
     while block := f.read(batch_bytes):
+        if cr_only is None:  # a file whose lines end in CR alone (classic Mac, some serial consoles)
+            cr_only = b"\n" not in block and b"\r" in block
+        if cr_only:
+            block = block.replace(b"\r", b"\n")
         cut = block.rfind(b"\n")
         if cut < 0:
             pending.append(block)

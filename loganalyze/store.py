@@ -351,7 +351,7 @@ class Store:
         if not files:
             return empty(table).lazy() if table in SCHEMAS else pl.LazyFrame()
         try:
-            return pl.scan_parquet(files)
+            return pl.scan_parquet(files, glob=False)  # a store path with * ? [ is a path, not a pattern
         except Exception as e:
             raise LoganalyzeError(f"cannot read table {table} of run {run}: {e}; {REPAIR_HINT}") from None
 

@@ -108,6 +108,8 @@ def bad_inputs(tmp_path):
     (tmp_path / "empty.log").write_bytes(b"")
     (tmp_path / "binary.bin").write_bytes(b"\x00\x01\x02ELF" * 100)
     (tmp_path / "trunc.log.gz").write_bytes(gzip.compress(b"Decode batch. #running-req: 1\n" * 1000)[:50])
+    whole = zstandard.ZstdCompressor().compress(("\n".join(LINES) + "\n").encode() * 2000)
+    (tmp_path / "trunc.log.zst").write_bytes(whole[: len(whole) // 2])
     (tmp_path / "unknown.log").write_text("hello world\nnothing to see\n")
     (tmp_path / "adir").mkdir()
     return {
@@ -116,11 +118,13 @@ def bad_inputs(tmp_path):
         "empty": (tmp_path / "empty.log", "empty file"),
         "binary": (tmp_path / "binary.bin", "binary data"),
         "truncated gzip": (tmp_path / "trunc.log.gz", "truncated or corrupt"),
+        "truncated zstd": (tmp_path / "trunc.log.zst", "truncated or corrupt"),
         "unknown format": (tmp_path / "unknown.log", "unknown format (known formats: sglang"),
     }
 
 
-@pytest.mark.parametrize("case", ["missing", "directory", "empty", "binary", "truncated gzip", "unknown format"])
+@pytest.mark.parametrize("case", ["missing", "directory", "empty", "binary", "truncated gzip", "truncated zstd",
+                                  "unknown format"])
 def test_bad_input_is_one_line_error(tmp_path, case):
     path, message = bad_inputs(tmp_path)[case]
     code, out = cli("ingest", path, "--store", tmp_path / "s", "-q")
@@ -157,3 +161,38 @@ def test_fail_on_gates_ci(tmp_path):
     code, out = cli("diagnose", "spec", "--store", store, "--format", "json")
     finding = json.loads(out)["findings"][0]
     assert {"id", "severity", "title", "evidence", "recommendation"} <= finding.keys()
+
+
+def test_truncated_zstd_leaves_the_store_unchanged(tmp_path):
+    path, _ = bad_inputs(tmp_path)["truncated zstd"]
+    code, _ = cli("ingest", path, "--store", tmp_path / "s", "-q", "--run", "z")
+    assert code == 2
+    assert cli("show", "z", "--store", tmp_path / "s")[0] == 2  # no run z: nothing half-ingested
+
+
+def test_cr_only_line_ends_are_lines(tmp_path):
+    cr, lf = tmp_path / "mac.log", tmp_path / "unix.log"
+    cr.write_bytes(("\r".join(LINES) + "\r").encode())
+    lf.write_text("\n".join(LINES) + "\n")
+    got, want = (ingest_json(tmp_path / name, path)["sources"][0] for name, path in (("a", cr), ("b", lf)))
+    assert got["lines"] == want["lines"] == len(LINES)
+    assert got["lines_by_table"] == want["lines_by_table"] and len(want["lines_by_table"]) > 1
+
+
+@pytest.mark.parametrize("label", ["run=x", "source=y"])
+def test_reserved_label_keys_are_refused(tmp_path, log, label):
+    code, out = cli("ingest", log, "--store", tmp_path / "s", "-q", "--label", label)
+    assert code == 2 and "is reserved" in out and len(out.strip().splitlines()) == 1
+
+
+def test_a_store_path_with_glob_characters_is_a_path(tmp_path, log):
+    import loganalyze as la
+
+    decoy, real = tmp_path / "st1", tmp_path / "st[1]"
+    ingest_json(decoy, sample("sglang", "16_"), "--run", "r")
+    ingest_json(real, log, "--run", "r")
+    got = la.open_run("r", real).table("stats").collect().height
+    assert got == 1 and la.open_run("r", decoy).table("stats").collect().height != got
+    for name in ("st*", "st?"):
+        ingest_json(tmp_path / name, log, "--run", "r")
+        assert la.open_run("r", tmp_path / name).table("stats").collect().height == 1
