@@ -23,7 +23,8 @@ import polars as pl
 import parsers
 from loganalyze import objstore
 from loganalyze.errors import LoganalyzeError
-from loganalyze.reader import BATCH_BYTES, Input, ReadStats, open_input, read_batches, spool_stdin
+from loganalyze.reader import (BATCH_BYTES, LONG_LINE_BYTES, LONG_LINE_MARK, Input, ReadStats, open_input,
+                               read_batches, spool_stdin)
 from loganalyze.store import Staging, Store, check_run_name
 from loganalyze.wrappers import unwrap
 from parsers.engine import Context, guess_version, parse, settle
@@ -51,6 +52,7 @@ class SourceResult:
     lines_by_table: dict[str, int] = field(default_factory=dict)
     unparsed: int = 0
     bad_utf8: int = 0
+    long_lines: int = 0  # lines over 1 MiB, kept truncated in `unparsed`
     year: int = 0
     year_source: str = ""
     skipped: bool = False
@@ -95,6 +97,10 @@ def parse_batch(frame: pl.DataFrame, primary: LogFormat, ctx: Context) -> tuple[
     remaining = frame
     tables: dict[str, list[pl.DataFrame]] = {}
     lines: dict[str, int] = {}
+    if (long := _truncated(frame)) is not None:  # lines the reader cut (over 1 MiB) are kept as they are, unparsed
+        remaining = frame.filter(~long)
+        tables["unparsed"] = [frame.filter(long).select("line_no", ts="wrap_ts", text="raw")]
+        lines["unparsed"] = int(long.sum())
     for fmt in [f for f in parsers.embeddable() if f is not primary] + [primary]:
         if remaining.height == 0:
             break
@@ -106,8 +112,16 @@ def parse_batch(frame: pl.DataFrame, primary: LogFormat, ctx: Context) -> tuple[
         remaining = remaining.filter(~got.claimed)
     if remaining.height:
         tables.setdefault("unparsed", []).append(remaining.select("line_no", ts="wrap_ts", text="raw"))
-        lines["unparsed"] = remaining.height
+        lines["unparsed"] = lines.get("unparsed", 0) + remaining.height
     return tables, lines
+
+
+def _truncated(frame: pl.DataFrame) -> pl.Series | None:
+    """Which lines of a batch the reader truncated, or None when none was (the usual case)."""
+    if frame.height == 0 or frame["raw"].str.len_bytes().max() <= LONG_LINE_BYTES:
+        return None
+    long = frame["raw"].str.contains(LONG_LINE_MARK)
+    return long if long.any() else None
 
 
 def stage_tables(staged: Staging, tables: dict[str, list[pl.DataFrame]], lines: dict[str, int],
@@ -285,6 +299,7 @@ def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged:
     if whole:
         read_whole_file(fmt, pl.concat(whole), ctx, staged, result)
     result.lines, result.blank, result.bad_utf8 = stats.lines, stats.blank, stats.bad_utf8
+    result.long_lines = stats.long_lines
     result.tables = dict(staged.rows)
     result.unparsed = result.lines_by_table.get("unparsed", 0)
     accounted = sum(result.lines_by_table.values()) + result.blank

@@ -29,6 +29,8 @@ from loganalyze.errors import LoganalyzeError
 
 BATCH_BYTES = 16 * 1024 * 1024
 MAX_LINE_BYTES = 256 * 1024 * 1024
+LONG_LINE_BYTES = 1 << 20  # longer lines are kept, truncated, in `unparsed`, with their length
+LONG_LINE_MARK = r" \[loganalyze: line of \d+ bytes, truncated\]$"  # what ends a truncated line
 ANSI = r"\x1b\[[0-9;?]*[A-Za-z]"
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -59,6 +61,7 @@ class ReadStats:
     blank: int = 0
     bytes_read: int = 0
     bad_utf8: int = 0
+    long_lines: int = 0
 
 
 @dataclass
@@ -279,6 +282,8 @@ def read_batches(source: Input | Path, stats: ReadStats, batch_bytes: int = BATC
         stats.bad_utf8 += bad
         if b"\x1b" in chunk:
             lines = lines.str.replace_all(ANSI, "")
+        if len(chunk) > LONG_LINE_BYTES:
+            lines = _truncate_long(lines, stats)
         frame = lines.to_frame("text").with_columns(
             line_no=pl.int_range(stats.lines + 1, stats.lines + 1 + len(lines), dtype=pl.Int64),
         )
@@ -287,6 +292,18 @@ def read_batches(source: Input | Path, stats: ReadStats, batch_bytes: int = BATC
         blanks = int(blank.sum())
         stats.blank += blanks
         yield (frame.filter(~blank) if blanks else frame).select("line_no", "text")
+
+
+def _truncate_long(lines: pl.Series, stats: ReadStats) -> pl.Series:
+    """Lines over LONG_LINE_BYTES cut to that many characters, their byte length said at the end."""
+    size = lines.str.len_bytes()
+    long = size > LONG_LINE_BYTES
+    if not long.any():
+        return lines
+    stats.long_lines += int(long.sum())
+    cut = lines.str.head(LONG_LINE_BYTES) + pl.lit(" [loganalyze: line of ") + size.cast(pl.String) \
+        + pl.lit(" bytes, truncated]")
+    return pl.select(pl.when(long).then(cut).otherwise(lines)).to_series().alias(lines.name)
 
 
 def _split_lines(chunk: bytes) -> tuple[pl.Series, int]:

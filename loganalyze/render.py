@@ -57,6 +57,9 @@ def render_ingest(result: IngestResult) -> str:
             rows = s.tables.get(table, 0)
             rows_note = f", {rows:,} rows" if rows != n else ""
             out.append(f"    {table:<10} {n:>10,} lines{rows_note}")
+        if s.long_lines:
+            out.append(f"    ({s.long_lines:,} line{'s' if s.long_lines > 1 else ''} over 1 MiB kept truncated in "
+                       "unparsed, with their length)")
     return "\n".join(out)
 
 

@@ -497,6 +497,7 @@ class Skeleton:
 SKELETONS: dict[tuple, list[Skeleton]] = {}
 MAX_SKELETONS = 32  # shapes remembered per kind; lines of further shapes take the per-key path
 NEW_PER_BATCH = 8
+SKELETON_MAX_CHARS = 4096  # a longer line makes no shape: its regex could pass polars' size limit
 
 
 def _kind_id(kind: LineKind) -> tuple:
@@ -645,6 +646,14 @@ def _keys_by_skeleton(kind: LineKind, rows: pl.DataFrame, sk: Skeleton, groups: 
     return rows.with_columns(*exprs, __kok=pl.lit(bool(sk.columns)))
 
 
+def _model_line(body: pl.Series) -> str | None:
+    """The first line short enough to make a shape from (SKELETON_MAX_CHARS), or None."""
+    if len(body[0]) <= SKELETON_MAX_CHARS:
+        return body[0]
+    short = body.filter(body.str.len_chars() <= SKELETON_MAX_CHARS)
+    return short[0] if len(short) else None
+
+
 def key_columns(kind: LineKind, rows: pl.DataFrame) -> pl.DataFrame:
     """`rows` with the kind's key columns (`__k_<column>`), `__extra` and `__kok`.
 
@@ -662,8 +671,8 @@ def key_columns(kind: LineKind, rows: pl.DataFrame) -> pl.DataFrame:
     while todo.height:
         if tried < len(known):
             sk = known[tried]
-        elif new < NEW_PER_BATCH and len(known) < MAX_SKELETONS:
-            sk = _skeleton(kind, todo["body"][0])
+        elif new < NEW_PER_BATCH and len(known) < MAX_SKELETONS and (model := _model_line(todo["body"])) is not None:
+            sk = _skeleton(kind, model)
             known.append(sk)
             new += 1
         else:

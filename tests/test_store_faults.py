@@ -351,8 +351,27 @@ def test_huge_line_without_newline(tmp_path):
     result = la.ingest([path], run="r", store=tmp_path / "s")
     src = result.sources[0]
     assert src.lines == 101 and sum(src.lines_by_table.values()) + src.blank == 101
+    assert src.long_lines == 1 and src.lines_by_table["unparsed"] == 1
     text = la.open_run("r", tmp_path / "s").table("unparsed").collect()["text"]
-    assert text.str.len_bytes().max() == 10_000_000
+    assert text.to_list() == ["x" * (1 << 20) + " [loganalyze: line of 10000000 bytes, truncated]"]
+
+
+def test_long_stats_lines(tmp_path):
+    """A 400 KB `Decode batch` line is parsed (no regex is built from it); one over 1 MiB is kept
+    truncated in unparsed, with its length, and counted in the ingest summary."""
+    decode = "[2026-08-14 14:02:47 TP0] Decode batch, #running-req: 3, #token: 266624, token usage: 0.43, " \
+             "gen throughput (token/s): 12.50, #queue-req: 0, "
+    path = tmp_path / "long.log"
+    path.write_text(f"{decode}{'y' * 400_000}\n{decode}{'z' * 2_000_000}\n{decode.rstrip(', ')}\n")
+    code, out = run_cli("ingest", path, "--store", tmp_path / "s", "--run", "r", "-q")
+    assert code == 0, out
+    assert "stats               2 lines" in out and "unparsed            1 lines" in out
+    assert "1 line over 1 MiB kept truncated in unparsed" in out
+    run = la.open_run("r", tmp_path / "s")
+    assert run.table("stats").collect()["running"].to_list() == [3, 3]
+    text = run.table("unparsed").collect()["text"].to_list()
+    assert text == [f"{decode}{'z' * ((1 << 20) - len(decode))} [loganalyze: line of {len(decode) + 2_000_000} "
+                    "bytes, truncated]"]
 
 
 def _drop_dac_capabilities() -> None:
