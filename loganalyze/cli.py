@@ -44,7 +44,26 @@ def fail(message: str) -> None:
 
 
 class Group(click.Group):
-    """Turn LoganalyzeError into a one-line message instead of a traceback."""
+    """Every failure is one line on stderr and exit 2, never a traceback: LoganalyzeError,
+    click's usage errors (a bad option value) and, unless $LOGANALYZE_TRACEBACK is set
+    (the tests set it, so that a bug shows its traceback there), any other exception,
+    reported as an internal error."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, False, **extra)
+        except click.UsageError as e:
+            where = f"{e.ctx.command_path} --help" if e.ctx else "loganalyze --help"
+            fail(f"{e.format_message()} (see {where})")
+        except click.ClickException as e:
+            click.echo(f"loganalyze: error: {e.format_message()}", err=True)
+            sys.exit(e.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
 
     def invoke(self, ctx: click.Context):
         try:
@@ -53,6 +72,13 @@ class Group(click.Group):
             fail(str(e))
         except BrokenPipeError:
             ctx.exit(0)
+        except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
+            raise
+        except Exception as e:
+            if os.environ.get("LOGANALYZE_TRACEBACK"):
+                raise
+            fail(f"internal error ({type(e).__name__}: {e}); please report it, with the command "
+                 "(LOGANALYZE_TRACEBACK=1 shows the traceback)")
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -81,7 +107,8 @@ def main(formats, s3_endpoint) -> None:
 @click.option("--run", "run", default=None, help="Run to add to (default: a new run<N>).")
 @STORE
 @click.option("--as", "as_format", default=None, help="Force the input format instead of detecting it.")
-@click.option("--year", type=int, default=None, help="Year for logs whose timestamps print none (vLLM).")
+@click.option("--year", type=click.IntRange(1970, 9999), default=None,
+              help="Year for logs whose timestamps print none (vLLM), 1970-9999.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="Where files are parsed: here, one after another, or as Ray tasks, one per file "

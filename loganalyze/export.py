@@ -116,7 +116,7 @@ def write_text(path: Path, text: str) -> None:
     except OSError as e:
         raise LoganalyzeError(f"{path}: cannot write ({e.strerror or e})") from None
     finally:
-        tmp.unlink(missing_ok=True)
+        _remove(tmp)
 
 
 def as_text(lf: pl.LazyFrame, fmt: str) -> str:
@@ -153,7 +153,15 @@ def write(lf: pl.LazyFrame, path: Path, fmt: str) -> None:
     except OSError as e:
         raise LoganalyzeError(f"{path}: cannot write ({e.strerror or e})") from None
     finally:
-        tmp.unlink(missing_ok=True)
+        _remove(tmp)
+
+
+def _remove(path: Path) -> None:
+    """Remove a temporary file if it is there (its folder may not even exist)."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def export_run(run: str, out: str | Path, tables: Sequence[str] | None = None, fmt: str | None = None,

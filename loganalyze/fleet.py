@@ -24,7 +24,10 @@ UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 def parse_since(text: str, now: datetime | None = None) -> datetime:
     """`30m`, `12h`, `1d`, `2w` before now, or a date / date and time (UTC)."""
     if m := re.fullmatch(r"(\d+)([mhdw])", text.strip()):
-        return (now or datetime.now(timezone.utc)) - timedelta(**{UNITS[m[2]]: int(m[1])})
+        try:
+            return (now or datetime.now(timezone.utc)) - timedelta(**{UNITS[m[2]]: int(m[1])})
+        except OverflowError:  # before year 1: every run is newer
+            return datetime.min.replace(tzinfo=timezone.utc)
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:

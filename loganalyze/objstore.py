@@ -75,7 +75,10 @@ def client(endpoint_url: str | None):
 @contextlib.contextmanager
 def s3_errors(url: str, doing: str) -> Iterator[None]:
     """A refused or failed request as one line naming the object store."""
-    from botocore.exceptions import BotoCoreError, ClientError
+    try:
+        from botocore.exceptions import BotoCoreError, ClientError
+    except ImportError:
+        raise LoganalyzeError("s3:// needs boto3: pip install 'loganalyze[s3]'") from None
 
     try:
         yield

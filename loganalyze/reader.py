@@ -151,6 +151,8 @@ def spool_stdin(folder: Path) -> Path:
     path = folder / "stdin"
     try:
         with open(path, "wb") as out:
+            if sys.stdin is None:  # started with standard input closed (<&-)
+                raise LoganalyzeError("'-' reads standard input, but it is closed")
             shutil.copyfileobj(sys.stdin.buffer, out, HASH_BLOCK)
     except OSError as e:
         raise LoganalyzeError(f"cannot keep standard input in {folder} ({e.strerror})") from None

@@ -15,6 +15,7 @@ JSON document (an object, or a list of objects).
 from __future__ import annotations
 
 import json
+import math
 import re
 from datetime import datetime
 
@@ -128,24 +129,68 @@ def result_row(obj: dict, tool: str) -> dict:
     row: dict = {"tool": tool, "extra": []}
     for key, value in obj.items():
         column = KEYS.get(key) or _latency_column(key)
-        if key in SECONDS and isinstance(value, (int, float)):
+        if key in SECONDS and _number(value) is not None:
             row[SECONDS[key]] = value * 1000
         elif key == "percentiles" and isinstance(value, dict):
             row.update({f"e2e_{'median' if p == '50' else 'p' + p}": v * 1000 for p, v in value.items()
-                        if f"e2e_{'median' if p == '50' else 'p' + p}" in BENCH})
+                        if f"e2e_{'median' if p == '50' else 'p' + p}" in BENCH and _number(v) is not None})
         elif key == "server_info" and isinstance(value, dict):
             row.update({k: v for k, v in _server_info(value).items() if v is not None and k not in row})
-        elif key == "spec_decode_acceptance_rate" and value is not None:
+        elif key == "spec_decode_acceptance_rate" and _number(value) is not None:
             row["accept_rate"] = round(value / 100, 10)  # as parsers.common.fraction
         elif key == "date" and isinstance(value, str):
             row["ts"] = _date(value)
         elif column:
-            row.setdefault(column, value)
+            row.setdefault(column, _typed(value, BENCH.get(column)))
         elif not isinstance(value, (list, dict)) and key not in ARRAYS:
             row["extra"].append({"key": key, "value": None if value is None else str(value)})
     if tool == "sglang.bench_one_batch" and "batch_size" in row:
         row.setdefault("max_concurrency", row["batch_size"])
     return row
+
+
+def _number(value: object) -> int | float | None:
+    """A JSON number that fits a column (not a bool, not inf or NaN), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value if math.isfinite(value) and abs(value) < 2**63 else None
+
+
+def _typed(value: object, dtype: pl.DataType | None) -> object:
+    """A value as its column can hold it: `"max_concurrency": "many"` is null, not a failed ingest."""
+    if dtype is None or value is None:
+        return value
+    if isinstance(dtype, pl.List):
+        return [_typed(v, dtype.inner) for v in value] if isinstance(value, list) else None
+    if dtype.is_nested():
+        return value if isinstance(value, (list, dict)) else None
+    if dtype.is_numeric():
+        number = _number(value)
+        return number if number is None or dtype.is_float() or float(number).is_integer() else None
+    if dtype == pl.String:
+        return value if isinstance(value, str) else json.dumps(value)
+    if dtype == pl.Boolean:
+        return value if isinstance(value, bool) else None
+    return value if isinstance(value, (int, float, str)) and not isinstance(value, bool) else None
+
+
+def _no_surrogates(obj: object) -> object:
+    """JSON data with lone surrogates (`"\\ud800"`, valid JSON, not valid UTF-8) as U+FFFD."""
+    if isinstance(obj, str):
+        return obj.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if isinstance(obj, dict):
+        return {_no_surrogates(k): _no_surrogates(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_no_surrogates(v) for v in obj]
+    return obj
+
+
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _loads(text: str) -> object:
+    obj = json.loads(text)
+    return _no_surrogates(obj) if _SURROGATE.search(text) else obj
 
 
 def _date(text: str) -> datetime | None:
@@ -180,13 +225,13 @@ def _objects(frame: pl.DataFrame) -> list[tuple[int, list[int], object]]:
     """(line_no, lines it spans, parsed object) for each JSON value of the file."""
     first = frame["text"][0]
     try:
-        json.loads(first)
+        _loads(first)
         lines_mode = True
     except ValueError:
         lines_mode = False
     if not lines_mode:
         try:
-            doc = json.loads("\n".join(frame["text"].to_list()))
+            doc = _loads("\n".join(frame["text"].to_list()))
         except ValueError:
             return []
         values = doc if isinstance(doc, list) else [doc]
@@ -195,7 +240,7 @@ def _objects(frame: pl.DataFrame) -> list[tuple[int, list[int], object]]:
     out = []
     for line_no, text in frame.select("line_no", "text").iter_rows():
         try:
-            out.append((line_no, [line_no], json.loads(text)))
+            out.append((line_no, [line_no], _loads(text)))
         except ValueError:
             continue
     return out

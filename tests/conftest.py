@@ -12,6 +12,9 @@ import loganalyze as la
 from loganalyze.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
+# A bug in a test shows its traceback; users get a one-line "internal error" instead (cli.Group).
+os.environ.setdefault("LOGANALYZE_TRACEBACK", "1")
+
 SHARED = Path(os.environ.get("LOGANALYZE_SHARED", ROOT.parent / "shared"))
 SAMPLES = SHARED / "samples"
 FIXTURES = ROOT / "fixtures"
