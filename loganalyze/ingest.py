@@ -11,6 +11,7 @@ import glob
 import os
 import re
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import CancelledError, ProcessPoolExecutor, ThreadPoolExecutor
@@ -381,6 +382,29 @@ def _stage_into(store: Store, run: str | None, arg: str, as_format: str | None, 
     return result, entry, staged
 
 
+def _die_with_parent(parent: int) -> None:
+    """Worker process initializer: end this process when the ingest that started it ends,
+    even by kill -9 (which leaves no chance to stop the pool). Linux: the kernel sends
+    SIGKILL when the parent dies (PR_SET_PDEATHSIG); elsewhere a thread checks once a second."""
+    import signal
+    import threading
+
+    try:
+        import ctypes
+
+        if ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # PR_SET_PDEATHSIG
+            raise OSError
+    except (OSError, AttributeError):
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(1)
+            os._exit(1)
+
+        threading.Thread(target=watch, daemon=True, name="loganalyze-parent-watch").start()
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
+
+
 def worth_processes(store: Store, paths: list[str]) -> int:
     """How many worker processes to stage `paths` with; 0: one file after another here.
 
@@ -409,7 +433,8 @@ def stage_in_processes(store: Store, run: str | None, paths: list[str], as_forma
 
     stagings = [store.staging() for _ in paths]
     try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
             futures = [pool.submit(_stage_into, store, run, p, as_format, year, labels, st)
                        for p, st in zip(paths, stagings)]
             done, read_bytes, read_lines = [], 0, 0

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+from pathlib import Path
 
 import pytest
 import zstandard
@@ -196,3 +198,64 @@ def test_a_store_path_with_glob_characters_is_a_path(tmp_path, log):
     for name in ("st*", "st?"):
         ingest_json(tmp_path / name, log, "--run", "r")
         assert la.open_run("r", tmp_path / name).table("stats").collect().height == 1
+
+
+def _children(pid: int) -> list[int]:
+    """Worker processes (multiprocessing spawn) whose parent is `pid`, from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid and b"spawn_main" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists() or len(os.sched_getaffinity(0)) < 2,
+                    reason="reads /proc; worker processes need two cores")
+def test_workers_die_with_a_killed_ingest(tmp_path):
+    """kill -9 of a many-file ingest: its worker processes end too, none is left orphaned."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    logs = []
+    for i in range(4):
+        path = tmp_path / f"host{i}.log"
+        path.write_text(f"host {i}\n" + ("\n".join(LINES) + "\n") * 20_000)
+        logs.append(str(path))
+    code = ("import sys\nimport loganalyze.ingest\nsys.modules['loganalyze.ingest'].POOL_MIN_BYTES = 0\n"
+            "from loganalyze.cli import main\nimport sys\n"
+            f"sys.argv = ['loganalyze', 'ingest', *{logs!r}, '--store', {str(tmp_path / 's')!r}, '-q']\nmain()")
+    workers: list[int] = []
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60  # a bound for a slow machine, not a measurement
+        expected = min(len(os.sched_getaffinity(0)), len(logs))
+        while len(workers := _children(parent.pid)) < expected and parent.poll() is None \
+                and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(workers) == expected, "the ingest did not start its worker processes"
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        deadline = time.monotonic() + 30
+        while any(map(_alive, workers)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [w for w in workers if _alive(w)], "workers outlived their parent"
+    finally:
+        parent.kill()
+        for w in workers:
+            if _alive(w):
+                os.kill(w, signal.SIGKILL)
