@@ -350,7 +350,10 @@ def check_cmd(repair, store, out_format):
     if out_format == "json":
         print_json(result.to_dict())
     else:
-        click.echo(result.text())
+        from loganalyze.escape import terminal
+        from loganalyze.redact import redact
+
+        click.echo(terminal(redact(result.text())))  # input paths come from the catalog
     sys.exit(0 if result.ok else 1)
 
 
@@ -491,11 +494,14 @@ def fleet_summary(store, since, where, out_format):
     from loganalyze.fleet import parse_since, render_summary, summary
     from loganalyze.ingest import parse_labels
 
+    from loganalyze.escape import terminal
+    from loganalyze.redact import redact
+
     data = summary(Store(store), parse_since(since), parse_labels(where))
     if out_format == "json":
         print_json(data)
     else:
-        click.echo(render_summary(data))
+        click.echo(terminal(redact(render_summary(data))))  # host names come from labels and file names
 
 
 @main.command("formats")

@@ -186,3 +186,36 @@ def test_show_keeps_metric_keys_that_end_in_token():
 def test_query_table_output_escapes_controls(planted, tmp_path):
     out = cli(planted, "query", "SELECT '\x1b]0;owned\x07' || 'x' AS s FROM config LIMIT 1")
     assert out.exit_code == 0 and "\x1b]0" not in out.output and "\\x1b]0;owned" in out.output
+
+
+def test_report_markdown_with_a_hostile_file_name(tmp_path, ingest_one):
+    import re
+
+    from loganalyze.report import build_report
+
+    name = "evil|na`me <img src=x onerror=alert(1)>\n```\n# heading.log"
+    _, run = ingest_one(planted_log(tmp_path / name), name="evil")
+    md = build_report([run], None, fmt="md")
+    assert "\n# heading" not in md  # the newline in the name is shown as \n, never obeyed
+    lines = md.splitlines()
+    rows = [i for i, line in enumerate(lines) if line.startswith("| ") and "evil\\|na" in line]
+    assert rows
+    for i in rows:  # the name's | cannot add a cell: as many cells as the table's header
+        top = i
+        while lines[top - 1].startswith("|"):
+            top -= 1
+        assert len(re.findall(r"(?<!\\)\|", lines[i])) == len(re.findall(r"(?<!\\)\|", lines[top])), lines[i]
+    blocks = re.sub(r"^(`{3,})\n.*?^\1$", "", md, flags=re.S | re.M)
+    spans = re.sub(r"(?<!`)(`+)(?!`).*?(?<!`)\1(?!`)", "", blocks)  # a span ends at a run of its own length
+    assert not re.search(r"(?<!\\)<img", spans)
+
+
+def test_fleet_summary_text_escapes_host_names(tmp_path):
+    from loganalyze.cli import main as cli_main
+
+    path = planted_log(tmp_path / "planted.log")
+    store = str(tmp_path / "s")
+    args = ["ingest", str(path), "--store", store, "-q", "--label", "host=h\x1b]0;owned\x07", "--label", "cluster=c"]
+    assert CliRunner().invoke(cli_main, args).exit_code == 0
+    out = CliRunner().invoke(cli_main, ["fleet", "summary", "--store", store])
+    assert out.exit_code == 0 and "\x1b" not in out.output and "h\\x1b]0;owned\\x07" in out.output
