@@ -181,7 +181,8 @@ def runs(store, out_format, since, engine):
 @click.argument("run")
 @STORE
 @fmt_option("text", "json")
-def show(run, store, out_format):
+@click.option("--no-redact", is_flag=True, help="Keep secrets (API keys, tokens, passwords) in the output.")
+def show(run, store, out_format, no_redact):
     """Show a run: its sources, table sizes and configuration.
 
     \b
@@ -191,16 +192,17 @@ def show(run, store, out_format):
     r = loganalyze.open_run(run, Store(store))
     data = {"run": run, "sources": r.info["sources"], "tables": r.tables(), "config": r.config()}
     if out_format == "json":
-        print_json(data)
+        print_json(data, redact=not no_redact)
     else:
-        click.echo(render_show(data))
+        click.echo(render_show(data, redact=not no_redact))
 
 
 @main.command("metrics")
 @click.argument("run")
 @STORE
 @fmt_option("text", "json", "csv")
-def metrics_cmd(run, store, out_format):
+@click.option("--no-redact", is_flag=True, help="Keep secrets (API keys, tokens, passwords) in the output.")
+def metrics_cmd(run, store, out_format, no_redact):
     """Compute the run's metrics, grouped by family (concurrency, speculative, ...).
 
     \b
@@ -210,11 +212,11 @@ def metrics_cmd(run, store, out_format):
     r = loganalyze.open_run(run, Store(store))
     families = compute_metrics(r)
     if out_format == "json":
-        print_json({"run": run, **{name: fam.to_dict() for name, fam in families.items()}})
+        print_json({"run": run, **{name: fam.to_dict() for name, fam in families.items()}}, redact=not no_redact)
     elif out_format == "csv":
-        click.echo(metrics_csv(families))
+        click.echo(metrics_csv(families, redact=not no_redact))
     else:
-        click.echo(render_metrics(run, families))
+        click.echo(render_metrics(run, families, redact=not no_redact))
 
 
 @main.command()

@@ -219,3 +219,10 @@ def test_fleet_summary_text_escapes_host_names(tmp_path):
     assert CliRunner().invoke(cli_main, args).exit_code == 0
     out = CliRunner().invoke(cli_main, ["fleet", "summary", "--store", store])
     assert out.exit_code == 0 and "\x1b" not in out.output and "h\\x1b]0;owned\\x07" in out.output
+
+
+def test_show_and_metrics_have_the_same_way_out(planted):
+    for args in (["show", "planted"], ["show", "planted", "--format", "json"]):
+        assert "PLANTEDapikeyVALUE" not in cli(planted, *args).output
+        assert "PLANTEDapikeyVALUE" in cli(planted, *args, "--no-redact").output
+    assert cli(planted, "metrics", "planted", "--no-redact").exit_code == 0
