@@ -1,4 +1,4 @@
-"""Shared test helpers: where the shared samples are, and a fresh store per test."""
+"""Shared test helpers: where the real logs are, and a fresh store per test."""
 
 from __future__ import annotations
 
@@ -15,16 +15,14 @@ ROOT = Path(__file__).resolve().parent.parent
 # A bug in a test shows its traceback; users get a one-line "internal error" instead (cli.Group).
 os.environ.setdefault("LOGANALYZE_TRACEBACK", "1")
 
-SHARED = Path(os.environ.get("LOGANALYZE_SHARED", ROOT.parent / "shared"))
-SAMPLES = SHARED / "samples"
 FIXTURES = ROOT / "fixtures"
+SAMPLES = FIXTURES / "real"
 
 
 def sample(engine: str, prefix: str) -> Path:
-    """The shared sample file of `engine` whose name starts with `prefix` (e.g. '16_')."""
+    """The real log of `engine` in fixtures/real whose name starts with `prefix` (e.g. '16_')."""
     found = sorted((SAMPLES / engine).glob(f"{prefix}*"))
-    if not found:
-        pytest.skip(f"shared sample {engine}/{prefix}* not present")
+    assert found, f"fixtures/real/{engine}/{prefix}* is missing"
     return found[0]
 
 

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 import loganalyze as la
-from conftest import ROOT, SHARED, sample
+from conftest import ROOT, sample
 
 
 def test_public_names():
@@ -56,8 +56,6 @@ def test_report_writes_html_or_markdown(ingest_one, tmp_path, name, marker):
 
 
 def test_docs_session_runs_as_written(monkeypatch):
-    if not (ROOT.parent / "shared" / "samples" / "sglang").is_dir():
-        pytest.skip(f"docs/python-api.md reads ../shared; samples are at {SHARED}")
     monkeypatch.chdir(ROOT)
     result = doctest.testfile(str(ROOT / "docs" / "python-api.md"), module_relative=False, encoding="utf-8",
                               optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

@@ -71,7 +71,7 @@ def severities(run) -> dict[str, str]:
     return {k: v[0].severity for k, v in findings(run).items()}
 
 
-@pytest.mark.parametrize("path", NCCL, ids=lambda p: p.name[:2])
+@pytest.mark.parametrize("path", [p for p in NCCL if p.name[:3] in EXPECTED], ids=lambda p: p.name[:2])
 def test_every_sample_ingests_and_every_line_is_accounted(path, ingest_one):
     result, _ = ingest_one(path)
     src = result.sources[0]

@@ -79,8 +79,7 @@ def test_sglang_as_data_checks_its_samples_like_the_builtin():
 
 def test_sglang_as_data_ingests_every_sample_identically(tmp_path):
     logs = sorted((SAMPLES / "sglang").glob("*.log"))
-    if not logs:
-        pytest.skip("shared SGLang samples not present")
+    assert logs, "fixtures/real/sglang holds no logs"
     la.ingest(logs, run="s", store=tmp_path / "builtin")
     userformat.install(load(SGLANG_TOML))
     assert parsers.FORMATS["sglang"] is not sglang.FORMAT
