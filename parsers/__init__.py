@@ -11,7 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from parsers import bench, bench_json, nccl, nccl_tests, sglang, vllm
-from parsers.engine import score
+from parsers.engine import kind_share, score
 from parsers.spec import FileFormat, LogFormat
 
 Format = LogFormat | FileFormat
@@ -40,7 +40,24 @@ def detect(sample: pl.Series) -> tuple[Format | None, dict[str, float]]:
     # A structured file's sniff checks its shape (a JSON result), a line format only words
     # in it (`sglang` in a bench JSONL): the structured format wins when it recognises the file.
     structured = [n for n in own if isinstance(FORMATS[n], FileFormat)]
-    best = max(structured or own or scores, key=lambda n: scores[n], default=None)
-    if best is None or scores[best] < MIN_SCORE:
-        return None, scores
-    return FORMATS[best], scores
+    if structured or own:
+        return FORMATS[max(structured or own, key=lambda n: scores[n])], scores
+    best = max(scores, key=lambda n: scores[n], default=None)
+    if best is not None and scores[best] >= MIN_SCORE:
+        return FORMATS[best], scores
+    mine, shared = by_kinds(sample)
+    return mine or shared, scores
+
+
+def by_kinds(sample: pl.Series) -> tuple[Format | None, Format | None]:
+    """For a file that carries none of the formats' marks (an excerpt of one section, a
+    startup, a preemption warning, a traceback, pasted without the lines that name the
+    server): the server format whose own line kinds take most of the sample, and the one
+    whose shared kinds (access lines, tracebacks) do, which counts only when no own kind
+    of any format takes a line."""
+    found = {name: kind_share(fmt, sample) for name, fmt in FORMATS.items()
+             if isinstance(fmt, LogFormat) and not fmt.embeddable}
+    mine = max(found, key=lambda n: found[n][0], default=None)
+    shared = max(found, key=lambda n: found[n][1], default=None)
+    return (FORMATS[mine] if mine and found[mine][0] > 0 else None,
+            FORMATS[shared] if shared and found[shared][1] > 0 else None)

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, replace
 import polars as pl
 import regex
 
+from parsers import leader
+from parsers import common
 from parsers.common import fraction
 from parsers.spec import LineKind, LogFormat, TsFormat
 
@@ -311,12 +313,54 @@ def _prefix_columns(fmt: LogFormat, frame: pl.DataFrame) -> list[pl.Expr]:
     return [pl.coalesce(exprs).alias(column) for column, exprs in by_column.items()]
 
 
+def peel_leaders(fmt: LogFormat, frame: pl.DataFrame, column: str, where: pl.Series, ctx: Context) -> pl.DataFrame | None:
+    """The frame with the leaders the format does not know (a user's logging format, `> `
+    quoting, an MPI tag: parsers/leader.py) removed from `column` on the rows `where` holds;
+    a leader's timestamp fills `wrap_ts` and its level `level` (where the format's prefix
+    has one). None when no such row has a leader.
+
+    From `text`, a leader followed by indentation stays: the prefix applied again would
+    take the indentation that makes a traceback frame a frame; it is peeled from `msg`."""
+    text = frame[column]
+    at = (where & text.str.contains(leader.START)).arg_true()
+    if not at.len():
+        return None
+    found = leader.split(text.gather(at))
+    has = found["lead"].str.len_chars() > 0
+    if column == "text":
+        has = has & ~found["rest"].str.contains(r"^\s")
+    if not has.any():
+        return None
+    at, found = at.filter(has), found.filter(has)
+    stamp = found.select(leader.parse_stamp(pl.col("lead_ts"), ctx.year, ctx.base_date)).to_series()
+    out = frame.with_columns(text.clone().scatter(at, found["rest"]).alias(column),
+                             frame["wrap_ts"].clone().scatter(at, frame["wrap_ts"].gather(at).fill_null(stamp)))
+    if "level" in regex.compile(fmt.prefix).groupindex:
+        level = out["level"] if "level" in out.columns else pl.repeat(None, out.height, dtype=pl.String, eager=True)
+        out = out.with_columns(level.clone().scatter(at, level.gather(at).fill_null(found["lead_level"])).alias("level"))
+    return out
+
+
 def split_prefix(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> pl.DataFrame:
-    """Add msg, ts and the prefix's other named groups as columns."""
-    frame = frame.with_columns(prefix_groups(fmt.prefix, frame["text"]))
+    """Add msg, ts and the prefix's other named groups as columns.
+
+    Leaders the format does not know are peeled twice: in front of its prefix on the lines
+    where the prefix took nothing (its prefix may follow: `> [2026-01-05 10:00:01 TP0] ...`,
+    so the prefix is applied again behind it), and in front of the message it found
+    (`[10:00:01] INFO Decode batch ...`, where SGLang's prefix takes only the clock).
+    """
+    groups = prefix_groups(fmt.prefix, frame["text"])
+    msg = groups.struct.field("msg")
+    bare = msg.is_null() | frame["text"].str.starts_with(msg.fill_null(""))
+    peeled = peel_leaders(fmt, frame, "text", bare, ctx)
+    if peeled is not None:
+        frame, groups = peeled, prefix_groups(fmt.prefix, peeled["text"])
+    frame = frame.with_columns(groups)
     groups = pl.col(PFX)
     out = frame.with_columns(*_prefix_columns(fmt, frame), msg=pl.coalesce(groups.struct.field("msg"), pl.col("text")))
-    out = out.drop(PFX)
+    out = out.drop(PFX).with_columns(msg=leader.strip_suffix(out["msg"]))
+    behind = peel_leaders(fmt, out, "msg", pl.repeat(True, out.height, eager=True), ctx)
+    out = out if behind is None else behind
     if "ts_raw" not in out.columns:
         out = out.with_columns(ts_raw=pl.lit(None, pl.String))
     by_year = [_parse_ts(f, ctx) for f in fmt.ts_formats if f.complete == "year"]
@@ -825,13 +869,28 @@ def _sift(fmt: LogFormat) -> str | None:
 
 
 def score(fmt: LogFormat, lines: pl.Series) -> float:
-    """Fraction of sample lines that carry one of the format's detection marks."""
+    """Fraction of sample lines that carry one of the format's detection marks, as they are
+    or behind a leader the format does not know (parsers/leader.py)."""
     if lines.len() == 0:
         return 0.0
     hit = pl.Series([False] * lines.len())
-    for pattern in fmt.detect:
-        hit = hit | lines.str.contains(pattern)
+    for text in (lines, leader.peel(lines)):
+        for pattern in fmt.detect:
+            hit = hit | text.str.contains(pattern)
     return float(hit.mean())
+
+
+def kind_share(fmt: LogFormat, lines: pl.Series) -> tuple[float, float]:
+    """The fractions of `lines` that `fmt`'s own kinds and its shared ones (access lines,
+    tracebacks: the kinds of parsers/common.py, and fallbacks) classify."""
+    if lines.len() == 0:
+        return 0.0, 0.0
+    frame = pl.DataFrame({"text": lines, "wrap_ts": pl.Series([None] * lines.len(), dtype=pl.Datetime("us"))})
+    framed = split_prefix(fmt, frame, Context(source="detect", year=2000, base_date="2000-01-01"))
+    kinds = classify_rows(fmt, framed)
+    shared = {k.name for k in fmt.kinds if k.fallback or k in (common.ACCESS, common.TRACEBACK)}
+    common_kind = kinds.is_in(list(shared)).fill_null(False)
+    return float((kinds.is_not_null() & ~common_kind).mean()), float(common_kind.mean())
 
 
 def guess_version(fmt: LogFormat, lines: pl.Series) -> str | None:

@@ -19,18 +19,19 @@ from parsers.tables import SCHEMAS, register
 
 I, F, S, B = pl.Int64, pl.Float64, pl.String, pl.Boolean
 
-# Anything in front (launcher prefixes the wrappers left, `[0] `, a line counter), then
-# `[rankN]:`, the optional 2.26+ timestamp, host:pid:tid, [cudaDev], TRACE's elapsed ms,
+# Anything in front (launcher prefixes the wrappers left, `[0] `, a line counter, a clock), then
+# `[rankN]:`, the optional 2.26+ timestamp, host:pid:tid (a host name is not all digits, so a
+# clock's `10:00:01` is not one), [cudaDev], TRACE's elapsed ms,
 # WARN's file:line (and 2.30.7's (function)), and the level. Only the level is required:
 # cut excerpts keep `NCCL INFO Trees ...` or `[1] NCCL INFO Channel ...`.
 PREFIX = (
     r"^.*?"
     r"(?:\[rank(?P<rank>\d+)\]:\s*)?"
     r"(?:\[(?P<ts>\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]\s*)?"
-    r"(?:(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) )?"
+    r"(?:(?P<host>[^\s:\[\]]*[^\s:\[\]\d][^\s:\[\]]*):(?P<pid>\d+):(?P<tid>\d+) )?"
     r"(?:\[(?P<gpu>\d+)\] )?"
     r"(?:(?P<elapsed_ms>\d+\.\d+) )?"
-    r"(?:(?P<src>[\w./-]+:\d+)(?: \((?P<func>[^)]*)\))? )?"
+    r"(?:(?P<src>[\w./-]*[A-Za-z.][\w./-]*:\d+)(?: \((?P<func>[^)]*)\))? )?"
     r"(?P<msg>NCCL (?P<level>INFO|WARN|TRACE|CALL|ABORT) .*)$"
 )
 

@@ -1,0 +1,98 @@
+"""What a deployment puts in front of a server's own line: found by shape, for every format.
+
+A format's prefix knows how its release prints a line (`[2026-01-05 10:00:01 TP0] `,
+`INFO 01-05 10:00:01 [loggers.py:122] `). Real logs arrive behind other leaders too: a
+user's own Python logging format (`2026-01-05 10:00:01,123 - vllm.engine - INFO - `,
+`INFO:vllm.engine:`), loguru's `| INFO |`, an MPI launcher's `[0] `, a ticket's `> `
+quoting or `**` emphasis, a clock or epoch stamp, tqdm text glued before a block, a
+`file.py:N` suffix. The engine peels such a leader off a line its format's prefix found
+bare, and splits what is left with the format's prefix again, so a known message is
+known behind any of them. The leader's timestamp and level are kept.
+
+Only lines whose start is one of these tokens are touched; the rest of a line is never
+searched, so a message that merely contains a date stays as it is.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
+LEVELS = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|NOTICE|TRACE"
+
+ISO = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z| ?[+-]\d\d:?\d\d)?"
+MONTH_DAY = r"\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?"
+SYSLOG = rf"(?:{MONTHS}) [ \d]\d \d\d:\d\d:\d\d"
+CLOCK = r"\d\d:\d\d:\d\d(?:[.,]\d+)?"
+EPOCH = r"1\d{9}(?:\.\d+)?"
+STAMP = rf"(?:{ISO}|{MONTH_DAY}|{SYSLOG}|{CLOCK}|{EPOCH})"
+# Bare, epoch seconds need their fraction: a table row starts with ten digits too (nccl-tests' 1073741824).
+BARE_STAMP = rf"(?:{ISO}|{MONTH_DAY}|{SYSLOG}|{CLOCK}|1\d{{9}}\.\d{{3,}})"
+
+# Separators take one space, so the indentation of a traceback's frames stays the message's.
+SEP = r"(?: - | *\| ?| |$)"  # not `:`: uvicorn's `INFO:     ` is a message
+# One leader token each, with what separates it from the next.
+TOKENS = (
+    r"> ?",  # quoted in a ticket or mail
+    r"\*\*",  # Markdown emphasis
+    rf"\[(?P<ts>{STAMP})\] ?",  # a bracketed timestamp
+    rf"(?P<ts__2>{BARE_STAMP})(?: - | *\| ?|\t| )",  # a bare timestamp
+    rf"\[?(?P<level>{LEVELS})\]?{SEP}",
+    rf"(?P<level__2>{LEVELS}):[A-Za-z_][\w.]*:",  # Python's basicConfig: INFO:vllm.engine:
+    r"\[\d+(?:,\d+)?\](?:<std(?:out|err)>)?:? ?",  # MPI rank tags: [0], [1,0]<stdout>:
+    r"\[?(?:(?:DP|TP|EP|PP|ATTN_CP|MOE_DP)\d+ ?)+\] ?",  # SGLang rank tags, leading `[` lost or not
+    r"\[[\w./-]+\.py:\d+\] ?|[\w.-]+\.py:\d+\] ?|[\w.-]+\.py:\d+(?: -- | |$)",  # file:line, not a warning's path:line:
+    r"[A-Za-z_]\w*(?:\.\w+)+(?: - | *\| ?)",  # a dotted logger name: vllm.engine.metrics -
+    r"[A-Za-z_][\w-]* - ",  # an undotted logger name between ` - ` separators
+    r"\(\w*\s*pid=\d+[^()]*\) ?",  # a Ray or vLLM process tag
+    r"\d{1,3}%\|[^|]{0,200}\|[^\[\n]{0,80}\[[^\]\n]{0,120}\]\s*",  # a tqdm bar
+)
+LEADER = "^(?:" + "|".join(f"(?:{t})" for t in TOKENS) + ")+"
+# What a leader can start with: a batch with no such line skips the leader regex.
+START = rf"^(?:>|\*\*|\[|\d|{MONTHS}|{LEVELS}|[A-Za-z_]\w*(?:\.\w+)+[\s|]|[A-Za-z_][\w-]* - |\()"
+SUFFIX = r"(?:\s+\([\w./-]+\.py:\d+\)|\*\*)$"
+
+
+def split(text: pl.Series) -> pl.DataFrame:
+    """The leader of each line (`lead`, "" where none), its timestamp text and level, and
+    the line without it (`rest`)."""
+    groups = text.str.extract_groups(f"(?P<lead>{LEADER})").struct.unnest()
+    lead = groups["lead"].fill_null("")
+    return pl.DataFrame({
+        "lead": lead,
+        "lead_ts": groups["ts"].fill_null(groups["ts__2"]),
+        "lead_level": groups["level"].fill_null(groups["level__2"]).replace({"WARN": "WARNING", "FATAL": "CRITICAL"}),
+        "rest": strip_suffix(text.str.slice(0).str.slice(lead.str.len_chars())),
+    })
+
+
+def strip_suffix(text: pl.Series) -> pl.Series:
+    """The lines without a `(file.py:N)` or `**` at their end."""
+    if not (text.str.ends_with(")") | text.str.ends_with("**")).any():
+        return text
+    return text.str.replace(SUFFIX, "")
+
+
+def peel(text: pl.Series) -> pl.Series:
+    """Each line without its leader and suffix: what detection reads."""
+    at = text.str.contains(START).arg_true()
+    if not at.len():
+        return strip_suffix(text)
+    return strip_suffix(text).clone().scatter(at, split(text.gather(at))["rest"])
+
+
+def parse_stamp(stamp: pl.Expr, year: int, base_date: str) -> pl.Expr:
+    """A leader's timestamp text as a Datetime: ISO with or without T, zone or fraction;
+    `MM-DD HH:MM:SS` and syslog's `Mon DD HH:MM:SS` in `year`; a clock time on `base_date`;
+    epoch seconds. A zone is dropped, as the wrappers drop kubectl's."""
+    s = stamp.str.replace(r"(?:Z| ?[+-]\d\d:?\d\d)$", "").str.replace(",", ".").str.replace("T", " ")
+    full = "%Y-%m-%d %H:%M:%S%.f"
+    return pl.coalesce(
+        s.str.to_datetime(full, strict=False, time_unit="us"),
+        (pl.lit(f"{year}-") + s).str.to_datetime(full, strict=False, time_unit="us"),
+        (pl.lit(f"{year} ") + s.str.replace(r"  ", " ")).str.to_datetime("%Y %b %d %H:%M:%S", strict=False,
+                                                                        time_unit="us"),
+        (pl.lit(f"{base_date} ") + s).str.to_datetime(full, strict=False, time_unit="us"),
+        pl.when(s.str.contains(rf"^{EPOCH}$")).then(
+            pl.from_epoch((s.cast(pl.Float64, strict=False) * 1e6).cast(pl.Int64), time_unit="us")),
+    )

@@ -1,0 +1,153 @@
+"""A known line is known behind any leader: every sample line of every kind, wrapped in the
+prefixes and suffixes real deployments and tickets put around it, gives the fields the bare
+line gives, and detection picks the same format (parsers/leader.py, loganalyze/wrappers.py).
+
+Collectors (kubectl, compose, journald, MPI, Ray, ticket quoting) wrap the whole line, the
+server's own header included. A user's own logging configuration replaces the header: those
+styles wrap the message, the line less what the format's prefix takes.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import parsers
+from loganalyze.wrappers import unwrap
+from parsers.engine import Context, parse, prefix_groups
+from parsers.spec import LogFormat
+
+AROUND_LINE = {
+    "kubectl": "2026-01-05T10:00:01.123456Z {}",
+    "compose": "server-1  | {}",
+    "compose-v1": "vllm_1  | {}",
+    "journald": "Jan  5 10:00:01 host1 python[1234]: {}",
+    "mpi-tag": "[1,0]<stdout>:{}",
+    "mpi-rank": "[0] {}",
+    "ray": "(RayWorkerWrapper pid=1234) {}",
+    "quoted": "> {}",
+    "emphasis": "**{}**",
+    "kubectl+compose+quoted": "2026-01-05T10:00:01Z server-1  | > {}",
+    "file-suffix": "{} (scheduler.py:1558)",
+}
+# `{level}` is the level the line's own header gave (INFO where it gave none).
+AROUND_MESSAGE = {
+    "python-logger": "2026-01-05 10:00:01 - vllm.engine - {level} - {}",
+    "python-comma-file": "2026-01-05 10:00:01,123 {level} loggers.py:122] {}",
+    "python-basic": "{level}:vllm.engine:{}",
+    "loguru": "2026-01-05 10:00:01.123 | {level:<8} | {}",
+    "iso-zone": "2026-01-05T10:00:01+00:00 {level} {}",
+    "month-day": "01-05 10:00:01 {level} {}",
+    "clock": "[10:00:01] {level} {}",
+    "epoch": "1736071201.123 {level} {}",
+    "lost-bracket": "2026-01-05 10:00:01 TP0] {}",  # SGLang's header pasted without its `[`
+}
+# Styles that mean something else to a format: NCCL reads `[0] NCCL INFO` as cudaDev 0, and
+# only SGLang prints the rank tags whose bracket a paste loses.
+NOT_FOR = {"nccl": {"mpi-rank"}, "vllm": {"lost-bracket"}, "nccl-tests": {"lost-bracket"}, "bench": {"lost-bracket"}}
+# Where a line came from and how it was printed, not what it says.
+PLACE = {"ts", "level", "process", "raw", "line_no", "source", "rank", "gpu", "host", "pid", "tid"}
+SEPARATOR = "-- next sample --"
+CTX = dict(year=2026, base_date="2026-01-01")
+
+FORMATS = [f for f in parsers.FORMATS.values() if isinstance(f, LogFormat)]
+
+
+def _around_message(fmt: LogFormat, style: str, line: str) -> str:
+    """`line` with its own header replaced by the header of `style`."""
+    groups = prefix_groups(fmt.prefix, pl.Series([unwrap_one(line)])).struct
+    msg = groups.field("msg")[0]
+    names = groups.fields
+    level = next((groups.field(n)[0] for n in names if n.split("__")[0] == "level" and groups.field(n)[0]), None)
+    return AROUND_MESSAGE[style].format(line if msg is None else msg, level=level or "INFO")
+
+
+def unwrap_one(line: str) -> str:
+    return unwrap(pl.DataFrame({"raw": [line]}).with_columns(text=pl.col("raw")), 2026)["text"][0]
+
+
+def _cases(fmt: LogFormat) -> list[tuple[str, str, list[str]]]:
+    """(kind, style, lines) for every sample of every kind in every style, "bare" included."""
+    out = []
+    for kind in fmt.kinds:
+        for sample in kind.samples:
+            lines = sample.split("\n")
+            out.append((kind.name, "bare", lines))
+            skip = NOT_FOR.get(fmt.name, set())
+            out += [(kind.name, style, [p.format(x) for x in lines]) for style, p in AROUND_LINE.items() if style not in skip]
+            out += [(kind.name, style, [_around_message(fmt, style, x) for x in lines])
+                    for style in AROUND_MESSAGE if style not in skip]
+    return out
+
+
+def _parse_all(fmt: LogFormat, cases: list[tuple[str, str, list[str]]]) -> dict[int, dict[str, pl.DataFrame]]:
+    """Rows by case. The cases of a kind that carries state (cumulative counters) or takes
+    the lines after it (a traceback's frames, a banner) are parsed each on its own; the
+    others as one log, a separator line between cases."""
+    own = {k.name for k in fmt.kinds if k.carry or k.continuation}
+    alone = [i for i, c in enumerate(cases) if c[0] in own]
+    out = {}
+    for i in alone:
+        got = _parse_log(fmt, [cases[i]])
+        if got:
+            out[i] = got[0]
+    together = [i for i in range(len(cases)) if i not in set(alone)]
+    got = _parse_log(fmt, [cases[i] for i in together])
+    out.update({together[j]: rows for j, rows in got.items()})
+    return out
+
+
+def _parse_log(fmt: LogFormat, cases: list[tuple[str, str, list[str]]]) -> dict[int, dict[str, pl.DataFrame]]:
+    """The cases as one log (a separator line between them), parsed once; rows by case."""
+    text, case_of = [], []
+    for i, (_, _, lines) in enumerate(cases):
+        text += lines + [SEPARATOR]
+        case_of += [i] * (len(lines) + 1)
+    raw = pl.DataFrame({"line_no": range(1, len(text) + 1), "raw": text}, schema={"line_no": pl.Int64, "raw": pl.String})
+    frame = unwrap(raw.with_columns(text=pl.col("raw")), 2026)
+    got = parse(fmt, frame, Context(source="s", **CTX))
+    which = pl.DataFrame({"line_no": range(1, len(text) + 1), "__case": case_of})
+    out: dict[int, dict[str, pl.DataFrame]] = {}
+    for table, df in got.tables.items():
+        df = df.join(which, on="line_no")
+        keep = sorted(c for c in df.columns if c not in PLACE and not c.endswith("_right"))
+        for (case,), part in df.partition_by("__case", as_dict=True).items():
+            out.setdefault(case, {})[table] = part.select(keep).drop("__case")
+    return out
+
+
+def _show(rows: dict[str, pl.DataFrame]) -> str:
+    return "; ".join(f"{t}: {df.to_dicts()}" for t, df in rows.items())[:400]
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
+def test_every_sample_parses_the_same_behind_every_leader(fmt):
+    cases = _cases(fmt)
+    rows = _parse_all(fmt, cases)
+    bare = {cases[i][0] + "\n".join(cases[i][2]): i for i, c in enumerate(cases) if c[1] == "bare"}
+    wrong = []
+    start = None
+    for i, (kind, style, lines) in enumerate(cases):
+        if style == "bare":
+            start = i
+            continue
+        want, got = rows.get(start, {}), rows.get(i, {})
+        if want.keys() != got.keys() or any(not want[t].equals(got[t]) for t in want):
+            wrong.append(f"{kind} / {style}: {lines[0][:120]}\n  bare: {_show(want)}\n  got:  {_show(got)}")
+    assert bare and not wrong, f"{len(wrong)} wrapped samples parse differently:\n" + "\n".join(wrong[:30])
+
+
+@pytest.mark.parametrize("style", [*AROUND_LINE, *AROUND_MESSAGE])
+def test_detection_sees_the_format_behind_every_leader(style):
+    """Each format's samples, wrapped, are still detected as that format."""
+    for fmt in FORMATS:
+        lines = [x for k in fmt.kinds for s in k.samples for x in s.split("\n")]
+        if style in AROUND_MESSAGE:
+            lines = [_around_message(fmt, style, x) for x in lines]
+        else:
+            lines = [AROUND_LINE[style].format(x) for x in lines]
+        raw = pl.DataFrame({"raw": lines}).with_columns(text=pl.col("raw"))
+        bare = parsers.detect(unwrap(pl.DataFrame({"raw": [x for k in fmt.kinds for s in k.samples for x in s.split("\n")]})
+                                     .with_columns(text=pl.col("raw")), 2026)["text"])[0]
+        found = parsers.detect(unwrap(raw, 2026)["text"])[0]
+        assert found is bare, f"{fmt.name} samples behind {style!r} detected as {found and found.name}"
