@@ -52,6 +52,11 @@ def _rows(perf: pl.DataFrame, *sizes: int) -> pl.DataFrame:
     return perf.filter(pl.col("size").is_in(list(sizes))).select("source", "line_no", "raw")
 
 
+def _slower(low: float) -> str:
+    """How much slower a busbw `low` (a fraction) below the reference is; 0 GB/s is no rate at all."""
+    return f"~{1 / (1 - low):.1f}x slower" if low < 1 else "stalled (0 GB/s)"
+
+
 def check(ctx: Context) -> list[Finding]:
     fam = ctx.metrics.get("nccl")
     if not fam or not fam.summary.get("perf_rows"):
@@ -74,7 +79,7 @@ def check(ctx: Context) -> list[Finding]:
             id="nccl-bandwidth", severity="warning", title=f"NCCL busbw far below the {cls} reference",
             verdict=f"{where} is {low:.0%} below the {cls} reference of {ref or PCIE_LOW:g} GB/s ({src}).{decode}",
             impact=round(low * COMM_SHARE, 3),
-            impact_text=f"collectives ~{1 / (1 - low):.1f}x slower than the reference; ~{low * COMM_SHARE:.0%} of decode "
+            impact_text=f"collectives {_slower(low)} than the reference; ~{low * COMM_SHARE:.0%} of decode "
                         f"throughput if allreduce is {COMM_SHARE:.0%} of a step (assumed)",
             recommendation="Run with NCCL_DEBUG=INFO and look at the transport lines (SHM instead of P2P?), "
                            "`nvidia-smi topo -m` (SYS/PHB hops), `lspci -vv` link width (x8?) and ACS/IOMMU settings.",
