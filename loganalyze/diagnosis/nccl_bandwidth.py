@@ -63,6 +63,10 @@ def check(ctx: Context) -> list[Finding]:
         return []
     s, perf = fam.summary, fam.frames["busbw"].filter(pl.col("busbw").is_not_null())
     busbw, size, n = s["busbw_large"], s["busbw_large_size"], s.get("perf_nranks")
+    # No large messages measured, or a busbw of 0 at large sizes (the figure of a process that
+    # ran alone, nranks 1: nccl-tests built without MPI=1, or one job per node): no verdict.
+    if busbw is None or busbw == 0 or n == 1:
+        return [_collapse(ctx, s, perf, {"collapse_size": s["collapse_size"]})] if s.get("collapse_size") else []
     cls, ref, src = classify(s.get("perf_devices") or [], busbw)
     test = ", ".join(s.get("perf_tests") or []) or "nccl-tests"
     devices = f", {', '.join(s['perf_devices'])}" if s.get("perf_devices") else ""

@@ -308,6 +308,8 @@ def perf_summary(perf: pl.DataFrame) -> dict:
     rows = perf.filter(pl.col("busbw").is_not_null()) if perf.height else perf
     if rows.height == 0:
         return {"perf_rows": 0}
+    # A bandwidth verdict needs large messages: small ones are latency-bound (busbw 0.00 at
+    # 8 B), so a table cut before the large sizes gives none (busbw_large None).
     large = rows.filter(pl.col("bucket") == "large")
     top = large if large.height else rows.filter(pl.col("size") == rows["size"].max())
     decode = rows.filter(pl.col("bucket") == "decode")
@@ -317,7 +319,7 @@ def perf_summary(perf: pl.DataFrame) -> dict:
         "perf_tests": sorted(rows["test"].drop_nulls().unique().to_list()),
         "perf_nranks": int(rows["nranks"].max()) if rows["nranks"].max() is not None else None,
         "perf_devices": sorted({n for lst in names.to_list() for n in lst}) if names.len() else [],
-        "busbw_large": round_or_none(top["busbw"].max(), 2),
+        "busbw_large": round_or_none(large["busbw"].max(), 2) if large.height else None,
         "busbw_large_size": int(top.sort("busbw")["size"][-1]),
         "busbw_peak": round_or_none(rows["busbw"].max(), 2),
         "busbw_decode_median": round_or_none(decode["busbw"].median(), 2) if decode.height else None,
