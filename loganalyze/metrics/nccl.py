@@ -111,25 +111,31 @@ def link_facts(links_table: pl.DataFrame, comms_table: pl.DataFrame, comms: pl.D
 
     SHM and P2P (but MNNVL) are intra-node by construction. A NET link is intra-node when
     the communicator has one node, or when the peer rank was seen logging from the same
-    host; otherwise it is taken as inter-node (null when unknown).
+    host; otherwise it is taken as inter-node (null when unknown). The process that prints
+    a link is its sender, except on a `[receive]` line: there it is the receiver, and the
+    peer is the rank on the left of the arrow (in a multi-node log both ends print the link).
     """
     link = links_table.filter(pl.col("what") == "link")
     if link.height == 0:
         return link.with_columns(comm_key=pl.lit(None, pl.String), comm_nranks=pl.lit(None, pl.Int64),
-                                 intra=pl.lit(None, pl.Boolean), dst_host=pl.lit(None, pl.String),
+                                 intra=pl.lit(None, pl.Boolean), peer_host=pl.lit(None, pl.String),
                                  net_dev=pl.lit(None, pl.String))
-    link = with_comm(link, comms)
+    receive = pl.col("direction") == "receive"
+    link = with_comm(link, comms).with_columns(
+        _own=pl.when(receive).then("dst_rank").otherwise("src_rank"),
+        _peer=pl.when(receive).then("src_rank").otherwise("dst_rank"),
+    )
     hosts = pl.concat([
-        link.select("comm_key", rank_=pl.col("src_rank"), host_=pl.col("host")),
+        link.select("comm_key", rank_=pl.col("_own"), host_=pl.col("host")),
         comms.select("comm_key", rank_=pl.col("rank").cast(pl.Int64, strict=False), host_=pl.col("host")),
     ]).drop_nulls().unique(["comm_key", "rank_"])
-    link = link.join(hosts, left_on=["comm_key", "dst_rank"], right_on=["comm_key", "rank_"], how="left") \
-        .rename({"host_": "dst_host"}).join(_nnodes(comms_table, comms), on="comm_key", how="left")
+    link = link.join(hosts, left_on=["comm_key", "_peer"], right_on=["comm_key", "rank_"], how="left") \
+        .rename({"host_": "peer_host"}).drop("_own", "_peer").join(_nnodes(comms_table, comms), on="comm_key", how="left")
     t = pl.col("transport")
     intra = (
         pl.when(t.str.starts_with("SHM") | (t.str.starts_with("P2P") & (t != "P2P/MNNVL"))).then(True)
         .when(pl.col("nnodes") == 1).then(True)
-        .when(pl.col("dst_host").is_not_null() & pl.col("host").is_not_null()).then(pl.col("dst_host") == pl.col("host"))
+        .when(pl.col("peer_host").is_not_null() & pl.col("host").is_not_null()).then(pl.col("peer_host") == pl.col("host"))
         .otherwise(None)
     )
     return link.with_columns(intra=intra, net_dev=pl.col("via").str.extract(r"^NET/[^/]+/(\d+)", 1)).sort("source", "line_no")
