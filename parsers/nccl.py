@@ -81,14 +81,22 @@ WARN_CATEGORIES = (
     ("p2p_disabled", r"P2P is disabled between"),
     ("ib_call_failed", r"Call to ibv_\w+ failed"),
     ("address_in_use", r"Address already in use"),
+    ("shm_failure", r"/dev/shm|shared memory segment|posix_fallocate|shmutils"),
     ("call_failed", r"Call to \w+ failed"),
+    ("connection_lost", r"Connection closed by remote|Broken pipe|Connection refused|connection abort|Connect to .* failed"),
     ("socket_error", r"socket progress error|NET/Socket|[Ss]ocket"),
     ("ring_loop", r"does not loop back"),
     ("version_mismatch", r"Mismatched NCCL version"),
     ("same_gpu", r"same GPU|Duplicate GPU"),
     ("wrong_type", r"wrong type \d+ != \d+"),
     ("timeout", r"[Tt]imeout|timed out"),
+    ("ib_completion_error", r"Got completion .* with error"),
+    ("proxy_failure", r"Failed to execute operation"),
 )
+# The categories that are a failure (NCCL returns an error), not advice about performance.
+FAILURES = ("cuda_failure", "ib_call_failed", "address_in_use", "call_failed", "socket_error", "ring_loop",
+            "version_mismatch", "same_gpu", "wrong_type", "timeout", "shm_failure", "ib_completion_error",
+            "proxy_failure", "connection_lost")
 
 
 # ---------------------------------------------------------------------------- handlers

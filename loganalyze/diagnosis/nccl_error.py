@@ -1,39 +1,63 @@
-"""nccl-error: NCCL failed (unhandled cuda / system error, init failure): the server cannot start or serve.
+"""nccl-error: NCCL failed (unhandled cuda / system error, init failure, a WARN that is a
+failure): the server cannot start or serve.
 
-A failure during device init is the platform (driver, P2P between GPUs, container
-shared memory); one across nodes is the network configuration (interface, IB/RoCE).
+The cause is named from what the lines say, not guessed from the words "system error":
+shared memory (/dev/shm too small in a container), the connection between processes
+(sockets, IB completions, a peer that went away), CUDA/P2P between GPUs, or device init.
 """
 
 from __future__ import annotations
 
-import re
-
 import polars as pl
 
 from loganalyze.diagnosis.base import Context, Finding
+from parsers.nccl import FAILURES
 
 KINDS = ("nccl_error",)
 TEXT = r"NCCL error|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|unhandled (?:cuda|system) error"
+# What the failing lines say, first match wins: (pattern, cause, fix).
+CAUSES = (
+    (r"/dev/shm|shared memory|posix_fallocate|shmutils|No space left on device",
+     "creating shared memory: /dev/shm is too small (a container's default is 64 MB)",
+     "Give the container more shared memory (`docker run --shm-size=16g` or `--ipc=host`; a k8s emptyDir of "
+     "medium Memory on /dev/shm), or NCCL_SHM_DISABLE=1 as a last resort."),
+    (r"Got completion .* with error|ibv_|NET/IB",
+     "on InfiniBand/RoCE between processes (a completion error: link, HCA or fabric)",
+     "Check the IB links (`ibstat`, `ibv_devinfo`), NCCL_IB_HCA and the fabric's error counters; rerun nccl-tests "
+     "between the two hosts."),
+    (r"Connection closed by remote|Broken pipe|Connection refused|connection abort|Connect to .* failed|[Ss]ocket",
+     "on the connection between processes: a peer went away or could not be reached",
+     "Find the first process that failed (its log, or an OOM kill): the others lose their peer after it. If it "
+     "never connected, check NCCL_SOCKET_IFNAME (the right interface on every host) and the firewall."),
+    (r"Cuda failure|peer access|ncclUnhandledCudaError|unhandled cuda error",
+     "in CUDA between GPUs (P2P access, driver)",
+     "Check `nvidia-smi topo -m` and the driver; try NCCL_P2P_DISABLE=1 to see whether P2P is broken."),
+    (r"init_device|ncclCommInit|init_process_group|\binit\b",
+     "at communicator init",
+     "Re-run with NCCL_DEBUG=INFO to see the failing call: in containers /dev/shm and --ipc=host, on several "
+     "nodes NCCL_SOCKET_IFNAME."),
+)
+UNKNOWN = ("at run time (the lines do not say where)",
+           "Re-run with NCCL_DEBUG=INFO to see the failing call: the WARN line before the error names it.")
+
+
+def _failures(ctx: Context) -> pl.DataFrame:
+    category = pl.col("fields").str.json_path_match("$.category")
+    warns = ctx.events((pl.col("kind") == "nccl_warn") & category.is_in(list(FAILURES)).fill_null(False))
+    errors = ctx.events(pl.col("kind").is_in(list(KINDS)) | pl.col("message").str.contains(TEXT))
+    return pl.concat([errors, warns], how="diagonal_relaxed").unique(["source", "line_no"], maintain_order=True)
 
 
 def check(ctx: Context) -> list[Finding]:
-    events = ctx.events(
-        pl.col("kind").is_in(list(KINDS)) | pl.col("message").str.contains(TEXT)
-    )
+    events = _failures(ctx)
     if events.height == 0:
         return []
-    text = " ".join(events["message"].to_list())
-    system = "system error" in text or "ncclSystemError" in text
-    init = re.search(r"init_device|ncclCommInit|init_process_group|\binit\b", text) is not None
-    cause = ("across nodes or sockets: the network setup (NCCL_SOCKET_IFNAME, IB/RoCE, firewall)" if system else
-             "at device init: driver, P2P between GPUs or container shared memory" if init else
-             "at run time")
+    text = "\n".join(events["message"].drop_nulls().to_list())
+    cause, fix = next(((c, f) for pattern, c, f in CAUSES if pl.Series([text]).str.contains(pattern)[0]), UNKNOWN)
     return [Finding(
         id="nccl-error", severity="critical", title="NCCL error",
-        verdict=f"{events.height} NCCL error event(s) {cause}; this is a fault, not a performance problem.",
+        verdict=f"{events.height} NCCL error line(s): NCCL failed {cause}. This is a fault, not a performance problem.",
         impact=1.0, impact_text="the server cannot start or serve",
-        recommendation=("Re-run with NCCL_DEBUG=INFO to see the failing call; check `nvidia-smi topo -m`, try "
-                        "NCCL_P2P_DISABLE=1 (P2P broken) or NCCL_SHM_DISABLE=1 / a larger /dev/shm (containers), "
-                        "and for several nodes set NCCL_SOCKET_IFNAME to the right interface."),
+        recommendation=fix,
         evidence=ctx.evidence(events), metrics={"events": events.height},
     )]
