@@ -35,6 +35,9 @@ TRACEBACK = LineKind(
     needle="Traceback (most recent call last)",
     pattern=r"(?s)^(?:.*\n(?P<error>[\w.]*(?:Error|Exception|Exit|Interrupt))(?::[ \t]*(?P<detail>[^\n]*))?)?",
     continuation=TRACEBACK_CONTINUATION,
+    # A traceback pasted without its first line (a ticket's excerpt, a cut log, a batch that
+    # starts inside one): its frames, or a lone final `SomeError: ...` line, are one.
+    orphan=r"^\s*File \"|^[\w.]*(?:Error|Exception): ",
     const={"severity": "error"},
     pack="fields",
     message=True,

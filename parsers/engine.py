@@ -27,6 +27,7 @@ PAIR = r"[,.] [#A-Za-z][^:,]*?: [^ ,]+"
 FAST = True
 PFX = "__pfx"
 SUFFIX = "\x00suffix:"  # marks a prefix plan whose message is the rest less a suffix
+CODE_LINE = r"^\s+raise\s"
 
 
 @dataclass
@@ -65,11 +66,12 @@ def classify(fmt: LogFormat) -> pl.Expr:
     """The name of the first kind whose needle and regex match the message, else null.
 
     Fallback kinds are left out here: they only take what is left once continuation
-    lines have found their owners (see `claim_leftovers`).
+    lines have found their owners (see `claim_leftovers`); so is quoted source code, which
+    belongs to the traceback around it.
     """
     kinds = [k for k in fmt.kinds if not k.fallback]
-    expr = pl.when(_needle_expr(kinds[0])).then(pl.lit(kinds[0].name))
-    for kind in kinds[1:]:
+    expr = pl.when(pl.col("msg").str.contains(CODE_LINE)).then(pl.lit(None, pl.String))
+    for kind in kinds:
         expr = expr.when(_needle_expr(kind)).then(pl.lit(kind.name))
     return expr.otherwise(pl.lit(None, pl.String)).alias("kind")
 
@@ -100,6 +102,11 @@ def classify_rows(fmt: LogFormat, frame: pl.DataFrame) -> pl.Series:
     needles = [n for k in kinds for n in _needles(k)]
     if fmt.embeddable and needles and all(needles):
         todo = todo.filter(_any_of(needles))
+    # Quoted source inside a traceback (`    raise ValueError("No available memory ...")`)
+    # is a frame of it, never an event of its own.
+    code = todo["msg"].str.contains(CODE_LINE)
+    if code.any():
+        todo = todo.filter(~code)
     for at, k in enumerate(kinds):
         if todo.height == 0:
             break

@@ -22,9 +22,21 @@ def _where(message: str) -> str:
     return ", ".join(dict.fromkeys(functions[-3:])) if functions else "unknown"
 
 
+def _explained(ctx: Context, rows: pl.DataFrame, reason: pl.Expr) -> pl.Series:
+    """Tracebacks whose final error line another finding reads: an out-of-memory or NCCL
+    event on a line of the traceback or the line after it (the line a kind took from it)."""
+    causes = ctx.events(reason & ~pl.col("kind").is_in(list(KINDS))).select("source", "line_no")
+    if causes.height == 0:
+        return pl.Series([False] * rows.height)
+    spans = rows.with_row_index("_i").select("_i", "source", start="line_no", end=pl.col("line_no") + pl.col("span"))
+    near = spans.join(causes, on="source").filter(pl.col("line_no").is_between("start", "end"))
+    return pl.Series(range(rows.height)).is_in(near["_i"].cast(pl.Int64).implode())
+
+
 def check(ctx: Context) -> list[Finding]:
-    explained = pl.col("message").str.contains(f"{OOM_TEXT}|{NCCL_TEXT}")
-    rows = ctx.events(pl.col("kind").is_in(list(KINDS)) & ~explained)
+    reason = pl.col("message").str.contains(f"{OOM_TEXT}|{NCCL_TEXT}")
+    rows = ctx.events(pl.col("kind").is_in(list(KINDS)) & ~reason)
+    rows = rows.filter(~_explained(ctx, rows, reason)) if rows.height else rows
     if rows.height == 0:
         return []
     first = rows.row(0, named=True)
