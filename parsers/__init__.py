@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers import bench, bench_json, nccl, nccl_tests, sglang, vllm
+from parsers import bench, bench_json, nccl, nccl_tests, prometheus, sglang, vllm
 from parsers.engine import kind_share, score
 from parsers.spec import FileFormat, LogFormat
 
 Format = LogFormat | FileFormat
 
-FORMATS: dict[str, Format] = {f.name: f for f in (sglang.FORMAT, vllm.FORMAT, bench.FORMAT, bench_json.FORMAT, nccl.FORMAT, nccl_tests.FORMAT)}
+FORMATS: dict[str, Format] = {f.name: f for f in (sglang.FORMAT, vllm.FORMAT, bench.FORMAT, bench_json.FORMAT, nccl.FORMAT,
+                                                  nccl_tests.FORMAT, prometheus.FORMAT)}
 
 MIN_SCORE = 0.01
+MIN_OWN = 0.02  # of the sample lines taken by a format's own kinds, for a file without its marks
+MIN_SHARED = 0.3  # ... or access lines and traceback frames (every other line of a traceback), for a file of nothing else
 
 
 def embeddable() -> list[LogFormat]:
@@ -53,11 +56,11 @@ def by_kinds(sample: pl.Series) -> tuple[Format | None, Format | None]:
     """For a file that carries none of the formats' marks (an excerpt of one section, a
     startup, a preemption warning, a traceback, pasted without the lines that name the
     server): the server format whose own line kinds take most of the sample, and the one
-    whose shared kinds (access lines, tracebacks) do, which counts only when no own kind
-    of any format takes a line."""
+    whose shared lines (access lines, traceback frames) make up most of it, which counts
+    only when no format's own kinds take enough."""
     found = {name: kind_share(fmt, sample) for name, fmt in FORMATS.items()
              if isinstance(fmt, LogFormat) and not fmt.embeddable}
     mine = max(found, key=lambda n: found[n][0], default=None)
     shared = max(found, key=lambda n: found[n][1], default=None)
-    return (FORMATS[mine] if mine and found[mine][0] > 0 else None,
-            FORMATS[shared] if shared and found[shared][1] > 0 else None)
+    return (FORMATS[mine] if mine and found[mine][0] >= MIN_OWN else None,
+            FORMATS[shared] if shared and found[shared][1] >= MIN_SHARED else None)

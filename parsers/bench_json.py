@@ -115,8 +115,16 @@ def aiperf_row(obj: dict) -> dict:
         row[column] = value.get("avg") if isinstance(value, dict) else value
     config = obj.get("input_config") or {}
     loadgen, endpoint = config.get("loadgen") or {}, config.get("endpoint") or {}
-    row.update(max_concurrency=loadgen.get("concurrency"), request_rate=loadgen.get("request_rate"),
-               model=(endpoint.get("model_names") or [None])[0])
+    # 0.13 names the load per phase (`phases: [{kind: profiling, concurrency: 8}]`) and the
+    # models under `models.items`; earlier releases under `loadgen` and `endpoint.model_names`.
+    phase = next((p for p in config.get("phases") or [] if isinstance(p, dict) and p.get("kind") == "profiling"), {})
+    models = [m.get("name") for m in (config.get("models") or {}).get("items") or [] if isinstance(m, dict)]
+    row.update(max_concurrency=loadgen.get("concurrency", phase.get("concurrency")),
+               request_rate=loadgen.get("request_rate", phase.get("request_rate")),
+               model=(endpoint.get("model_names") or models or [None])[0])
+    achieved = obj.get("effective_concurrency")
+    if isinstance(achieved, dict) and achieved.get("avg") is not None:
+        row["concurrency"] = achieved["avg"]  # requests in flight on average
     if isinstance(obj.get("end_time"), str):
         row["ts"] = datetime.fromisoformat(obj["end_time"])
     return row

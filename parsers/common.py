@@ -29,6 +29,10 @@ TRACEBACK_CONTINUATION = (
     r"[\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b|\^|~)"
 )
 
+# The lines that only a Python traceback has: where a file of them alone comes from, the
+# server format is chosen by them (parsers.by_kinds).
+FRAME = r'^\s*File "[^"]+", line \d+|^Traceback \(most recent call last\)|^[\w.]*(?:Error|Exception): '
+
 TRACEBACK = LineKind(
     name="traceback",
     table="events",

@@ -28,6 +28,7 @@ FAST = True
 PFX = "__pfx"
 SUFFIX = "\x00suffix:"  # marks a prefix plan whose message is the rest less a suffix
 CODE_LINE = r"^\s+raise\s"
+MIN_NEEDLE = 6  # characters a needle needs to tell a format from another (kind_share)
 
 
 @dataclass
@@ -888,16 +889,19 @@ def score(fmt: LogFormat, lines: pl.Series) -> float:
 
 
 def kind_share(fmt: LogFormat, lines: pl.Series) -> tuple[float, float]:
-    """The fractions of `lines` that `fmt`'s own kinds and its shared ones (access lines,
-    tracebacks: the kinds of parsers/common.py, and fallbacks) classify."""
+    """The fractions of `lines` that `fmt`'s own kinds classify, and that are lines every
+    server format shares (access lines, traceback frames). Fallback kinds and kinds found
+    by a needle too short to be anyone's (`#`, ` `) count for neither."""
     if lines.len() == 0:
         return 0.0, 0.0
     frame = pl.DataFrame({"text": lines, "wrap_ts": pl.Series([None] * lines.len(), dtype=pl.Datetime("us"))})
     framed = split_prefix(fmt, frame, Context(source="detect", year=2000, base_date="2000-01-01"))
     kinds = classify_rows(fmt, framed)
-    shared = {k.name for k in fmt.kinds if k.fallback or k in (common.ACCESS, common.TRACEBACK)}
-    common_kind = kinds.is_in(list(shared)).fill_null(False)
-    return float((kinds.is_not_null() & ~common_kind).mean()), float(common_kind.mean())
+    common_kinds = [k.name for k in fmt.kinds if k in (common.ACCESS, common.TRACEBACK)]
+    vague = [k.name for k in fmt.kinds if k.fallback or min(map(len, _needles(k))) < MIN_NEEDLE]
+    own = kinds.is_not_null() & ~kinds.is_in(common_kinds + vague).fill_null(False)
+    shared = kinds.is_in(common_kinds).fill_null(False) | framed["msg"].str.contains(common.FRAME)
+    return float(own.mean()), float(shared.mean())
 
 
 def guess_version(fmt: LogFormat, lines: pl.Series) -> str | None:
