@@ -455,6 +455,11 @@ KINDS = (
                        "Shutting down", "Finished server process [", "Waiting for application shutdown.",
                        "Application shutdown complete."), None, "info",
            ("INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",), match=r"^INFO:\s+"),
+    # A shutdown began (0.2x+ `[shutdown]` lines, the signal that triggered it): what follows,
+    # an EngineDeadError of the API server included, is its consequence.
+    _event("shutdown", ("[shutdown]", "received signal=SIG", "Received SIGINT", "Received SIGTERM"), None, "info",
+           ("(EngineCore pid=25058) INFO 12-01 13:19:08 [core.py:1454] [shutdown] EngineCore: trigger received "
+            "signal=SIGTERM",)),
     _event("startup_notice", ("Waiting for init message from front-end", "Starting profile run for"), None, "info",
            ("INFO 08-11 10:45:30 [core.py:572] Waiting for init message from front-end.",)),
     _event("request_lifecycle", ("Finished request ", "Added request ", "Aborted request"),

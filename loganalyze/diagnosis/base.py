@@ -17,6 +17,7 @@ from loganalyze.metrics.base import Family, line_text
 from loganalyze.run import Run
 
 SEVERITIES = ("critical", "warning", "info")
+CLIENT_FORMATS = ("bench", "bench-json")
 MAX_EVIDENCE = 5
 EXCERPT = 240
 
@@ -81,6 +82,25 @@ class Context:
     def events(self, where: pl.Expr) -> pl.DataFrame:
         """The run's events matching `where`, in log order: the input of every event-driven check."""
         return self.run.table("events").filter(where).sort("source", "line_no").collect()
+
+    def client_sources(self) -> list[str]:
+        """Sources that a benchmark client wrote (a bench format, or a console log that holds a
+        result block): their errors are the client's, not the server's."""
+        ids = {s["id"] for s in self.run.info["sources"] if s.get("format") in CLIENT_FORMATS}
+        if "bench" in self.run.tables():
+            ids |= set(self.run.table("bench").select("source").unique().collect()["source"].to_list())
+        return sorted(ids)
+
+    def after_shutdown(self, rows: pl.DataFrame) -> pl.Series:
+        """Which of `rows` (with source and line_no) come after a shutdown began in their source
+        (a `[shutdown]` line, uvicorn's 'Shutting down'): consequences of it, not faults."""
+        began = self.events(pl.col("kind").is_in(["shutdown"]) | (
+            (pl.col("kind") == "uvicorn") & pl.col("message").str.contains("Shutting down|shutdown"))) \
+            .group_by("source").agg(began=pl.col("line_no").min())
+        if began.height == 0 or rows.height == 0:
+            return pl.Series([False] * rows.height, dtype=pl.Boolean)
+        at = rows.select("source", "line_no").join(began, on="source", how="left", maintain_order="left")
+        return (at["line_no"] > at["began"]).fill_null(False)
 
     def config_rows(self, *keys: str, origin: str | None = None) -> pl.DataFrame:
         """Config rows of these keys, one per line, with `raw` cut down to the setting itself.

@@ -51,6 +51,8 @@ def _failed(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
     worst = bad.sort("share", descending=True).row(0, named=True)
     total, failed = int(bad["completed"].sum() + bad["failed"].sum()), int(bad["failed"].sum())
     at = f" at C={worst['c']}" if worst["c"] is not None else ""
+    errors = _client_errors(ctx)
+    said = (f" The client's errors: {'; '.join(f'{e} (x{n})' for e, n in errors)}." if errors else "")
     return [Finding(
         id="bench-failures",
         severity=("critical" if worst["share"] >= FAILED_CRITICAL else "warning" if worst["share"] >= FAILED_WARNING
@@ -58,7 +60,7 @@ def _failed(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
         title=f"{failed:,} benchmark requests failed",
         verdict=(f"{failed:,} of {total:,} requests failed in {bad.height} benchmark result(s) (worst {worst['share']:.0%}"
                  f"{at}): throughput and latencies describe only the requests that succeeded, and a server that "
-                 "drops load looks faster than it is."),
+                 f"drops load looks faster than it is.{said}"),
         impact=float(worst["share"]),
         impact_text=f"{worst['share']:.0%} of the requests of one result failed",
         recommendation=("Find the client-side errors (timeouts, connection resets, context-length rejections) in the "
@@ -67,6 +69,18 @@ def _failed(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
         evidence=_prompts_line(ctx, worst) + bench_evidence(ctx.run, worst, "completed", "failed"),
         metrics={"problem": "failed-requests", "failed": failed, "requests": total, "worst_share": round(float(worst["share"]), 3)},
     )]
+
+
+def _client_errors(ctx: Context, most: int = 3) -> list[tuple[str, int]]:
+    """The final error lines of the client's tracebacks (a refused connection, an HTTP 404),
+    most frequent first: what made its requests fail."""
+    clients = ctx.client_sources()
+    if not clients:
+        return []
+    rows = ctx.events(pl.col("source").is_in(clients) & pl.col("kind").is_in(["traceback", "exception"]))
+    last = rows.select(error=pl.col("message").str.extract(r"(?m)^([\w.]*(?:Error|Exception): [^\n]{0,120})$", 1))
+    counted = last.drop_nulls().group_by("error").len().sort("len", descending=True, maintain_order=True).head(most)
+    return list(zip(counted["error"].to_list(), counted["len"].to_list()))
 
 
 def _low_concurrency(ctx: Context, rows: pl.DataFrame) -> list[Finding]:

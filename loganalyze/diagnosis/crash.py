@@ -1,4 +1,6 @@
-"""crash: the server logged a traceback that no more specific finding (oom, nccl-error) explains.
+"""crash: the server logged a traceback or its engine died, and no more specific finding (oom,
+nccl-error) explains it. A benchmark client's tracebacks are the client's (bench-failures). What follows a shutdown (the API server's EngineDeadError after a
+SIGINT or SIGTERM) is its consequence: then an info finding says the server was shut down.
 
 The verdict names the exception and the innermost frames' functions, which usually say
 which phase failed (profile_run: startup memory profiling; init_device: device setup).
@@ -12,9 +14,10 @@ import polars as pl
 
 from loganalyze.diagnosis.base import Context, Finding
 from loganalyze.diagnosis.nccl_error import TEXT as NCCL_TEXT
-from loganalyze.diagnosis.oom import OOM_TEXT
+from loganalyze.diagnosis.oom import NO_KV_BLOCKS, OOM_TEXT
 
-KINDS = ("traceback", "exception", "process_crash")
+KINDS = ("traceback", "exception", "process_crash", "engine_dead")
+BEFORE = 5  # lines before a traceback where the line that caused it may stand
 
 
 def _where(message: str) -> str:
@@ -23,20 +26,26 @@ def _where(message: str) -> str:
 
 
 def _explained(ctx: Context, rows: pl.DataFrame, reason: pl.Expr) -> pl.Series:
-    """Tracebacks whose final error line another finding reads: an out-of-memory or NCCL
-    event on a line of the traceback or the line after it (the line a kind took from it)."""
-    causes = ctx.events(reason & ~pl.col("kind").is_in(list(KINDS))).select("source", "line_no")
+    """Tracebacks that another finding explains: an out-of-memory or NCCL event on a line of
+    the traceback, the line after it (the final error line a kind took from it), or just
+    before it (`# GPU blocks: 0`, then the traceback it causes)."""
+    causes = ctx.events((reason | NO_KV_BLOCKS) & ~pl.col("kind").is_in(list(KINDS))).select("source", "line_no")
     if causes.height == 0:
-        return pl.Series([False] * rows.height)
-    spans = rows.with_row_index("_i").select("_i", "source", start="line_no", end=pl.col("line_no") + pl.col("span"))
+        return pl.Series([False] * rows.height, dtype=pl.Boolean)
+    spans = rows.with_row_index("_i").select("_i", "source", start=pl.col("line_no") - BEFORE,
+                                             end=pl.col("line_no") + pl.col("span"))
     near = spans.join(causes, on="source").filter(pl.col("line_no").is_between("start", "end"))
     return pl.Series(range(rows.height)).is_in(near["_i"].cast(pl.Int64).implode())
 
 
 def check(ctx: Context) -> list[Finding]:
     reason = pl.col("message").str.contains(f"{OOM_TEXT}|{NCCL_TEXT}")
-    rows = ctx.events(pl.col("kind").is_in(list(KINDS)) & ~reason)
+    rows = ctx.events(pl.col("kind").is_in(list(KINDS)) & ~reason & ~pl.col("source").is_in(ctx.client_sources()))
     rows = rows.filter(~_explained(ctx, rows, reason)) if rows.height else rows
+    late = ctx.after_shutdown(rows)
+    if rows.height and late.all():
+        return [_shut_down(ctx, rows)]
+    rows = rows.filter(~late)
     if rows.height == 0:
         return []
     first = rows.row(0, named=True)
@@ -50,3 +59,13 @@ def check(ctx: Context) -> list[Finding]:
                        "of every rank and process: the first error is usually on one rank only.",
         confidence="medium", evidence=ctx.evidence(rows), metrics={"tracebacks": rows.height},
     )]
+
+
+def _shut_down(ctx: Context, rows: pl.DataFrame) -> Finding:
+    return Finding(
+        id="shutdown", severity="info", title="The server was shut down",
+        verdict=(f"A shutdown began (a signal, `[shutdown]` lines), and the {rows.height} error(s) after it "
+                 "(EngineDeadError and the like) are how the processes ended: not a crash."),
+        impact=0.0, impact_text="none", recommendation="Nothing to change: the errors follow the shutdown.",
+        evidence=ctx.evidence(rows.head(2)), metrics={"errors_after_shutdown": rows.height},
+    )

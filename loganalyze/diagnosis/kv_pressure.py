@@ -2,7 +2,10 @@
 
 When token usage stays at 0.9 or more the scheduler can admit no more requests and
 evicts running ones (SGLang retracts, vLLM preempts): throughput collapses while the
-queue grows. This is memory, not a configured cap.
+queue grows. This is memory, not a configured cap. The evidence is any of: usage at 0.9+
+in 30 % of intervals; retraction or preemption lines; a preemption counter in a
+`/metrics` scrape (vLLM 0.32 logs none of its preemptions); requests waiting while the
+cache is full (two such intervals, or one in ten).
 """
 
 from __future__ import annotations
@@ -12,19 +15,42 @@ import polars as pl
 from loganalyze.diagnosis.base import Context, Finding
 
 NEAR_FULL_SHARE = 0.3
+FULL = 0.9
+WAITING_FULL = 2  # intervals with requests waiting on a full cache ...
+WAITING_FULL_SHARE = 0.1  # ... or this share of them
 EVICTION_KINDS = ("retraction", "preemption", "kv_cache_full")
+COUNTERS = r"^(?:vllm:num_preemptions(?:_total)?|sglang:num_retracted_reqs(?:_total)?)$"
+
+
+def scraped_evictions(ctx: Context) -> int:
+    """Preemptions (vLLM) or retractions (SGLang) counted in /metrics scrapes: the largest
+    value of each counter series, summed over engines."""
+    if "metrics" not in ctx.run.tables():
+        return 0
+    rows = ctx.run.table("metrics").filter(pl.col("name").str.contains(COUNTERS)).group_by("source", "labels") \
+        .agg(pl.col("value").max()).collect()
+    return int(rows["value"].sum() or 0)
 
 
 def check(ctx: Context) -> list[Finding]:
     c = ctx.metrics.get("concurrency")
     evictions = ctx.events(pl.col("kind").is_in(list(EVICTION_KINDS)))
+    scraped = scraped_evictions(ctx)
     near = (c.summary["near_full_fraction"] or 0) if c else 0
-    if near < NEAR_FULL_SHARE and evictions.height == 0:
-        return []
     timeline = c.frames["timeline"] if c else None
-    full_rows = timeline.filter(pl.col("token_usage") >= 0.9).head(3) if timeline is not None else None
-    count = evictions.height
-    evicted = f"; {count} retraction/preemption events" if count else ""
+    waiting = timeline.filter((pl.col("token_usage") >= FULL) & (pl.col("queued") > 0)) \
+        if timeline is not None else None
+    blocked = waiting is not None and (waiting.height >= WAITING_FULL or (
+        timeline.height and waiting.height / timeline.height >= WAITING_FULL_SHARE and waiting.height))
+    if near < NEAR_FULL_SHARE and evictions.height == 0 and not scraped and not blocked:
+        return []
+    full_rows = (waiting if blocked else timeline.filter(pl.col("token_usage") >= FULL)).head(3) \
+        if timeline is not None else None
+    count = evictions.height + scraped
+    evicted = (f"; {evictions.height} retraction/preemption events" if evictions.height else "") + (
+        f"; {scraped} preemptions counted in /metrics" if scraped else "")
+    if blocked:
+        evicted += f"; requests waited while the cache was full in {waiting.height} interval(s)"
     usage = f"token usage at 0.9 or more in {near:.0%} of decode intervals (max {c.summary['token_usage_max']})" if c else ""
     queue = f", up to {c.summary['queue_max']} requests queued" if c and c.summary["queue_max"] else ""
     evidence_rows = [evictions.head(2).select("source", "line_no", "raw")]
@@ -41,8 +67,9 @@ def check(ctx: Context) -> list[Finding]:
         recommendation=("Give the KV cache more memory (--mem-fraction-static for SGLang, --gpu-memory-utilization "
                         "for vLLM), lower max concurrency (--max-running-requests / --max-num-seqs) or max tokens, "
                         "or add GPUs."),
-        confidence="high" if near >= NEAR_FULL_SHARE else "medium",
+        confidence="high" if near >= NEAR_FULL_SHARE or count else "medium",
         evidence=ctx.evidence(pl.concat(evidence_rows, how="diagonal")),
-        metrics={"near_full_fraction": near, "evictions": count,
+        metrics={"near_full_fraction": near, "evictions": count, "scraped_evictions": scraped,
+                 "waiting_on_full": waiting.height if waiting is not None else 0,
                  "token_usage_max": c.summary["token_usage_max"] if c else None},
     )]

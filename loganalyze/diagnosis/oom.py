@@ -1,4 +1,10 @@
-"""oom: out-of-memory errors, dead engines and allocation failures: the server stopped serving."""
+"""oom: the GPU ran out of memory: out-of-memory errors and failed allocations at run time,
+or, at startup, no memory left for the KV cache (a configuration: the weights, the graphs
+and --gpu-memory-utilization leave too little, or max_model_len needs more than there is).
+
+Out-of-memory text is needed: an engine that died (EngineDeadError) without it is a crash,
+and one that died after a shutdown began is neither.
+"""
 
 from __future__ import annotations
 
@@ -6,22 +12,45 @@ import polars as pl
 
 from loganalyze.diagnosis.base import Context, Finding
 
-KINDS = ("oom", "engine_dead", "kv_cache_insufficient", "alloc_failure")
-OOM_TEXT = r"OutOfMemoryError|out of memory|Not enough memory"
+KINDS = ("oom", "kv_cache_insufficient", "alloc_failure")
+STARTUP = ("kv_cache_insufficient", "gpu_blocks")
+KV_TEXT = r"No available memory for the cache blocks|larger than the available KV cache memory|can be stored in KV cache"
+OOM_TEXT = rf"OutOfMemoryError|out of memory|Not enough memory|{KV_TEXT}"
+# `# GPU blocks: 0`: the profile left nothing for the KV cache (vllm/61).
+NO_KV_BLOCKS = ((pl.col("kind") == "gpu_blocks") & (pl.col("fields").str.json_path_match("$.gpu_blocks") == "0")
+                ).fill_null(False)
+
+
+def _rows(ctx: Context) -> pl.DataFrame:
+    in_traceback = pl.col("kind").is_in(["traceback", "exception"]) & pl.col("message").str.contains(OOM_TEXT)
+    rows = ctx.events(pl.col("kind").is_in(list(KINDS)) | in_traceback | NO_KV_BLOCKS)
+    return rows.filter(~ctx.after_shutdown(rows))
 
 
 def check(ctx: Context) -> list[Finding]:
-    in_traceback = pl.col("kind").is_in(["traceback", "exception"]) & pl.col("message").str.contains(OOM_TEXT)
-    rows = ctx.events(pl.col("kind").is_in(list(KINDS)) | in_traceback)
+    rows = _rows(ctx)
     if rows.height == 0:
         return []
     first = rows.row(0, named=True)
+    startup = (rows["kind"].is_in(list(STARTUP)) | rows["message"].str.contains(KV_TEXT).fill_null(False)).all()
+    if startup:
+        return [Finding(
+            id="oom", severity="critical", title="No GPU memory left for the KV cache (configuration)",
+            verdict=(f"At startup the engine found too little GPU memory for the KV cache ({rows.height} line(s); "
+                     f"the first: {first['message'][:160]!s}): the server never starts serving. This is how it "
+                     "was configured, not an out-of-memory at run time."),
+            impact=1.0, impact_text="the server does not start",
+            recommendation=("Leave the KV cache more memory: raise --gpu-memory-utilization (vLLM) or "
+                            "--mem-fraction-static (SGLang), lower --max-model-len, shard wider (--tensor-parallel-size), "
+                            "or use a smaller or quantized model."),
+            evidence=ctx.evidence(rows), metrics={"events": rows.height, "phase": "startup"},
+        )]
     return [Finding(
         id="oom", severity="critical", title="Out of memory",
-        verdict=f"{rows.height} out-of-memory or engine-death event(s); the first: {first['message'][:160]!s}",
+        verdict=f"{rows.height} out-of-memory event(s); the first: {first['message'][:160]!s}",
         impact=1.0, impact_text="the server stops serving",
         recommendation=("Lower memory use: --mem-fraction-static (SGLang) or --gpu-memory-utilization (vLLM) a "
                         "little lower to leave room for activations and graphs, smaller --max-running-requests / "
                         "--max-num-seqs or --cuda-graph-max-bs, shorter --context-length."),
-        evidence=ctx.evidence(rows), metrics={"events": rows.height},
+        evidence=ctx.evidence(rows), metrics={"events": rows.height, "phase": "run time"},
     )]
