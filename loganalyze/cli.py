@@ -116,13 +116,16 @@ def main(formats, s3_endpoint) -> None:
 @click.option("--label", "labels", multiple=True, metavar="KEY=VALUE",
               help="Label every source (repeatable): cluster=a, host=b, ... become query columns and "
                    "name servers in `fleet summary`.")
+@click.option("--strict", is_flag=True, help="Fail when any file is of no known format (default: skip it and say so).")
 @fmt_option("text", "json")
-def ingest(paths, run, store, as_format, year, quiet, engine, labels, out_format):
+def ingest(paths, run, store, as_format, year, quiet, engine, labels, strict, out_format):
     """Parse log files into the run store.
 
     PATHS are server logs (SGLang, vLLM), NCCL logs or benchmark outputs, plain, .gz or
-    .zst; '-' reads standard input; s3://bucket/key names objects, and quoted globs
-    ('s3://logs/2026-11-29/**/*.log.gz') are expanded. Every line ends in a typed table
+    .zst; a folder stands for every file below it; '-' reads standard input;
+    s3://bucket/key names objects, and quoted globs ('s3://logs/2026-11-29/**/*.log.gz')
+    are expanded. A file of no known format is skipped and listed with the reason (exit 0
+    unless nothing was ingested; --strict makes it an error). Every line ends in a typed table
     or, with its line number, in `unparsed`; the counts are printed. Ingesting the same
     file into the same run again adds nothing. Concurrent ingests into one store are
     safe: a local store is locked, an s3:// store's catalog is written conditionally
@@ -132,6 +135,7 @@ def ingest(paths, run, store, as_format, year, quiet, engine, labels, out_format
     \b
     Example:
       loganalyze ingest server.log nccl.log --run run42
+      loganalyze ingest run42/ --run run42          # a folder of logs and client outputs
       kubectl logs sglang-0 | loganalyze ingest - --run prod
       loganalyze ingest 's3://logs/2026-11-29/**/*.log.gz' --store s3://fleet/store --engine ray
     """
@@ -139,7 +143,7 @@ def ingest(paths, run, store, as_format, year, quiet, engine, labels, out_format
 
     bar = ProgressBar(enabled=not quiet and engine == "local")
     result = do_ingest(paths, run=run, store=Store(store), as_format=as_format, year=year, progress=bar.update,
-                       engine=engine, labels=parse_labels(labels))
+                       engine=engine, labels=parse_labels(labels), strict=strict)
     bar.close()
     if out_format == "json":
         print_json(result.to_dict())

@@ -23,7 +23,7 @@ import polars as pl
 
 import parsers
 from loganalyze import objstore
-from loganalyze.errors import LoganalyzeError
+from loganalyze.errors import LoganalyzeError, UnknownFormat
 from loganalyze.reader import (BATCH_BYTES, LONG_LINE_BYTES, LONG_LINE_MARK, Input, ReadStats, open_input,
                                read_batches, spool_stdin)
 from loganalyze.store import Staging, Store, check_run_name
@@ -52,6 +52,7 @@ class SourceResult:
     tables: dict[str, int] = field(default_factory=dict)
     lines_by_table: dict[str, int] = field(default_factory=dict)
     unparsed: int = 0
+    refused: str = ""  # why the file was not ingested (an unknown format); nothing of it is stored
     bad_utf8: int = 0
     long_lines: int = 0  # lines over 1 MiB, kept truncated in `unparsed`
     year: int = 0
@@ -87,7 +88,7 @@ def choose_format(sample: pl.Series, path: Path, as_format: str | None) -> parse
         return parsers.FORMATS[as_format]
     fmt, _ = parsers.detect(sample)
     if fmt is None:
-        raise LoganalyzeError(
+        raise UnknownFormat(
             f"{path}: unknown format (known formats: {', '.join(parsers.FORMATS)}; use --as to force one)"
         )
     return fmt
@@ -273,7 +274,10 @@ def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged:
         for seq, batch in enumerate(read_batches(src, stats)):
             if result is None:
                 sample = unwrap(batch.head(SAMPLE_LINES), yr)["text"]
-                fmt = choose_format(sample, src.path, as_format)
+                try:
+                    fmt = choose_format(sample, src.path, as_format)
+                except UnknownFormat as e:
+                    return SourceResult(shown, src.sha256, "", None, 0, 0, refused=str(e)), None
                 version = guess_version(fmt, sample) if isinstance(fmt, LogFormat) else None
                 result = SourceResult(shown, src.sha256, fmt.name, version, 0, 0, year=yr, year_source=year_source)
                 ctx = Context(source=sid, year=yr, base_date=base_date)
@@ -325,11 +329,15 @@ def open_argument(arg: str | Path, staged: Staging) -> tuple[Input, str]:
 
 def expand_inputs(args: Iterable[str | Path]) -> list[str]:
     """Arguments with their globs expanded: object URLs by listing, local patterns that name
-    no file (quoted, so the shell left them) with `**` across folders."""
+    no file (quoted, so the shell left them) with `**` across folders, a folder as every
+    file below it (hidden ones left out), in name order."""
     out: list[str] = []
     for arg in map(str, args):
         if objstore.is_url(arg):
             out += objstore.expand(arg)
+        elif Path(arg).is_dir():
+            out += [str(p) for p in sorted(Path(arg).rglob("*")) if p.is_file()
+                    and not any(part.startswith(".") for part in p.relative_to(arg).parts)]
         elif any(c in arg for c in "*?[") and not Path(arg).exists():
             out += sorted(glob.glob(arg, recursive=True)) or [arg]
         else:
@@ -469,15 +477,16 @@ def stage_in_processes(store: Store, run: str | None, paths: list[str], as_forma
 def ingest(paths: Iterable[str | Path], run: str | None = None, store: Store | str | Path | None = None,
            as_format: str | None = None, year: int | None = None,
            progress: Progress | None = None, engine: str = "local",
-           labels: dict[str, str] | None = None) -> IngestResult:
+           labels: dict[str, str] | None = None, strict: bool = False) -> IngestResult:
     """Parse each input into run `run` (a new `run<N>` if None); '-' reads standard input,
     s3:// URLs and globs name objects. `engine` ("local" or "ray") runs the per-file parsing;
     `labels` (cluster, host, ...) are stored with each source and become query columns.
 
     Every input is staged first and all are published by one commit, so the store gets
-    all of them or, after an error or a crash, none.
+    all of them or, after an error or a crash, none. A file of no known format is left out
+    and said so (`refused`); it is an error when nothing else was given, or with `strict`.
     """
-    from loganalyze.engines import stage_all
+    from loganalyze.engines import discard, stage_all
 
     store = store if isinstance(store, Store) else Store(store)
     paths = expand_inputs(paths)
@@ -487,12 +496,17 @@ def ingest(paths: Iterable[str | Path], run: str | None = None, store: Store | s
         check_run_name(run)
     store.cleanup()
     staged = stage_all(engine, store, run, paths, as_format, year, labels or {}, progress)
+    refused = [r.refused for r, _, _ in staged if r.refused]
+    if refused and (strict or len(refused) == len(staged)):
+        discard(staged)
+        more = f" (and {len(refused) - 1} more file(s) of no known format)" if len(refused) > 1 else ""
+        raise UnknownFormat(refused[0] + more)
     try:
         run, added = store.commit(run, [(entry, stage) for _, entry, stage in staged if entry])
     finally:
         for _, _, stage in staged:
             stage.discard()
     results = [result for result, _, _ in staged]
-    for result, new in zip([r for r in results if not r.skipped], added):
+    for result, new in zip([r for r in results if not r.skipped and not r.refused], added):
         result.skipped = not new
     return IngestResult(run=run, store=str(store.root), sources=results)

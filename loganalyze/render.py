@@ -51,6 +51,9 @@ def render_ingest(result: IngestResult) -> str:
         if s.skipped:
             out.append(f"  {one_line(s.path)}: already in run {result.run} (same sha256), nothing added")
             continue
+        if s.refused:
+            out.append(f"  {one_line(s.path)}: skipped: no known format (give --as FORMAT to force one)")
+            continue
         version = f" {s.version}" if s.version else ""
         out.append(f"  {one_line(s.path)}: {s.format}{version}, {s.lines:,} lines ({s.blank:,} blank)")
         for table, n in sorted(s.lines_by_table.items()):

@@ -259,3 +259,23 @@ def test_workers_die_with_a_killed_ingest(tmp_path):
         for w in workers:
             if _alive(w):
                 os.kill(w, signal.SIGKILL)
+
+
+def test_a_folder_is_every_file_below_it_and_an_unknown_file_is_skipped(tmp_path):
+    """`ingest run42/`: what is known is ingested, what is not is listed with its reason."""
+    folder = tmp_path / "run42"
+    (folder / "client").mkdir(parents=True)
+    (folder / "server.log").write_bytes(sample("vllm", "14_").read_bytes())
+    (folder / "client" / "notes.txt").write_text("the benchmark ran twice; see the ticket\n")
+    (folder / ".hidden.log").write_bytes(sample("sglang", "19_").read_bytes())
+    store = tmp_path / "store"
+    code, out = cli("ingest", folder, "--run", "r", "--store", store, "-q", "--format", "json")
+    assert code == 0
+    sources = {Path(s["path"]).name: s for s in json.loads(out)["sources"]}
+    assert set(sources) == {"server.log", "notes.txt"}  # hidden files left out
+    assert sources["server.log"]["format"] == "vllm" and sources["server.log"]["lines_by_table"]["stats"] > 0
+    assert "unknown format" in sources["notes.txt"]["refused"]
+    code, out = cli("ingest", folder, "--run", "r2", "--store", store, "-q", "--strict")
+    assert code == 2 and "notes.txt: unknown format" in out
+    code, out = cli("ingest", folder / "client", "--run", "r3", "--store", store, "-q")
+    assert code == 2 and "unknown format" in out
