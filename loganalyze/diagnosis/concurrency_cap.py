@@ -13,6 +13,7 @@ from loganalyze.diagnosis.base import Context, Finding, extreme_rows
 
 MIN_CAPPED = 0.05  # fraction of decode intervals at the cap with a queue
 CRITICAL_CAPPED = 0.25  # or more requests waiting than running at some point
+FEW_ROWS = 3  # capped intervals below which an inferred cap has low confidence
 
 
 def _recommendation(cap: int, reset: bool, engine_flag: str) -> str:
@@ -49,6 +50,9 @@ def check(ctx: Context) -> list[Finding]:
                if s["token_usage_max"] is not None and s["token_usage_max"] < 0.9 else
                f"Running requests sit at the server cap of {s['cap']}{origin} in {capped:.0%} of decode "
                f"intervals while up to {s['queue_max']} requests wait.")
+    if s["cap_source"] == "inferred":
+        verdict += (f" No server configuration in the log: the cap is inferred from {s['cap_rows']} interval(s) "
+                    "at the same maximum with a queue.")
     sweep_text, sweep_metrics = _sweep(ctx)
     return [Finding(
         id="concurrency-cap",
@@ -58,7 +62,7 @@ def check(ctx: Context) -> list[Finding]:
         impact=float(wait_share),
         impact_text=f"{wait_share:.0%} of offered requests wait in the queue while the server is at the cap",
         recommendation=_recommendation(s["cap"], reset, engine_flag),
-        confidence="high" if s["cap_source"] not in ("inferred",) else "medium",
+        confidence=("high" if s["cap_source"] != "inferred" else "medium" if s["cap_rows"] >= FEW_ROWS else "low"),
         evidence=evidence,
         metrics={k: s[k] for k in ("cap", "cap_source", "speculative_reset", "capped_fraction", "queue_max",
                                    "queue_mean_at_cap", "token_usage_max", "running_max")} | sweep_metrics,

@@ -15,6 +15,7 @@ from loganalyze.run import Run
 NEAR_FULL = 0.9
 DRAIN_MIN_ROWS = 3
 MIN_INFERRED_CAP = 8  # a smaller flat maximum with a queue is a stall, not a cap someone configured
+PLAIN_USAGE = 0.5  # token usage below which a queue longer than the running batch is no memory limit
 
 
 def find_cap(config: pl.DataFrame, decode: pl.DataFrame) -> tuple[int | None, str, dict | None]:
@@ -40,13 +41,17 @@ def find_cap(config: pl.DataFrame, decode: pl.DataFrame) -> tuple[int | None, st
 
 
 def infer_cap(decode: pl.DataFrame) -> int | None:
-    """The maximum of `running` when it recurs with a non-empty queue: a cap the log never printed."""
+    """The maximum of `running` when it recurs with a non-empty queue: a cap the log never
+    printed. One interval decides it when it is plain: at that maximum more requests wait
+    than run while the KV cache is nearly empty (an excerpt of one line: 32 running, 68
+    queued, token usage 0.01), since nothing but a configured cap holds them back."""
     if decode.height == 0 or decode["running"].max() is None:
         return None
     top = decode["running"].max()
     pinned = decode.filter((pl.col("running") == top) & (pl.col("queued") > 0))
     memory_bound = (pinned["token_usage"].fill_null(0) >= NEAR_FULL).mean() or 0
-    if top < MIN_INFERRED_CAP or pinned.height < max(3, 0.1 * decode.height) or memory_bound > 0.5:
+    plain = pinned.filter((pl.col("queued") >= pl.col("running")) & (pl.col("token_usage") < PLAIN_USAGE)).height
+    if top < MIN_INFERRED_CAP or memory_bound > 0.5 or (pinned.height < max(3, 0.1 * decode.height) and not plain):
         return None
     return int(top)
 
@@ -113,6 +118,7 @@ def concurrency(run: Run) -> Family | None:
     steady = flags.select("drain", "running", "gen_throughput").filter(~pl.col("drain"))
     summary = {
         "cap": cap,
+        "cap_rows": int(flags["capped"].sum()),
         "cap_source": origin,
         "speculative_reset": reset.height > 0,
         "decode_rows": decode.height,
