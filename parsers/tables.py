@@ -27,7 +27,7 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
     # One row per speculative-decoding metrics line (vLLM) : per-interval counters.
     "spec": {
         **COMMON, "drafted": I, "accepted": I, "drafts": I, "mean_accept_len": F, "accept_rate": F,
-        "per_position": pl.List(F),
+        "per_position": pl.List(F), "k": I,  # k: speculative tokens per step, where the line prints it (V0)
     },
     "config": {**COMMON, "key": S, "value": S, "value_num": F, "value_type": S, "origin": S},
     "events": {**COMMON, "severity": S, "message": S, "fields": S, "span": I},

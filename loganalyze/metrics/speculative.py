@@ -101,9 +101,14 @@ def speculative(run: Run) -> Family | None:
     mean_len = float((series["accept_len"] * w).sum() / w.sum()) if series.height else None
     mean_rate = series["accept_rate"].mean() if series.height else None
     positions = per_position(run)
+    max_source = "settings"
     if not s["steps"] and positions:
-        s["steps"] = len(positions)
-    maximum, max_source = max_accept_len(s), "settings"
+        s["steps"], max_source = len(positions), "inferred: one acceptance rate per draft position"
+    if not s["steps"]:
+        printed = run.table("spec").select(pl.col("k").max()).collect().item()
+        if printed:  # V0's `Number of speculative tokens: 16`
+            s["steps"], max_source = int(printed), "inferred: the spec lines print the number of speculative tokens"
+    maximum = max_accept_len(s)
     if maximum is None and mean_len and mean_rate:
         inferred = infer_max_from_rate(mean_len, mean_rate)
         maximum, max_source = (round(inferred, 2), "inferred from accept rate (SGLang 0.5.12+ definition)") if inferred else (None, "unknown")
