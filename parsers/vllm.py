@@ -457,6 +457,11 @@ KINDS = (
            ("INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",), match=r"^INFO:\s+"),
     # A shutdown began (0.2x+ `[shutdown]` lines, the signal that triggered it): what follows,
     # an EngineDeadError of the API server included, is its consequence.
+    # The engine process died under the API server (killed, crashed): a fault, whose cleanup
+    # the `[shutdown]` lines after it describe.
+    _event("engine_exited", "engine core exited unexpectedly", None, "critical",
+           ("(APIServer pid=4208) WARNING 12-01 13:29:21 [core_client.py:817] [shutdown] MPClient: engine core exited "
+            "unexpectedly; starting cleanup",)),
     _event("shutdown", ("[shutdown]", "received signal=SIG", "Received SIGINT", "Received SIGTERM"), None, "info",
            ("(EngineCore pid=25058) INFO 12-01 13:19:08 [core.py:1454] [shutdown] EngineCore: trigger received "
             "signal=SIGTERM",)),
@@ -560,6 +565,8 @@ FORMAT = LogFormat(
         r"vLLM API server version |vLLM server version |non-default args: \{",
         r"(?:^|[\s$#>])vllm serve ",
         r"vLLM",
+        r"^Capturing CUDA graphs \((?:decode|mixed prefill-decode|prefill)",  # V1's graph-capture progress
+        r"^\((?:EngineCore(?:_DP\d+)?|APIServer|VllmWorker[-\w]*) pid=\d+\)",
     ),
     versions=(
         (r"\w+ KV cache size: [\d,]+ tokens, Maximum concurrency", "0.28+"),
