@@ -22,6 +22,7 @@ HEALTHY_NORMALISED = 0.48
 LOW_NORMALISED = 0.40
 MISMATCH_NORMALISED = 0.25
 BROKEN_LEN = 1.3
+FEW_DRAFTED = 1000  # draft tokens below which acceptance is a small sample (warning at most)
 COLLAPSE_RATIO = 0.5
 HEALTHY_FIRST = 0.7  # first-position acceptance of a working drafter (vLLM per-position data)
 MILD_FIRST = 0.5
@@ -69,13 +70,17 @@ def check(ctx: Context) -> list[Finding]:
                f"reach about {reference:.2f} with these settings), which points to {cause}.{drafter}")
     if _collapse(s["per_position"]):
         verdict += f" Acceptance per position {s['per_position']} collapses after the first position."
+    drafted = ctx.run.table("spec").select(pl.col("drafted").sum()).collect().item() or None
+    few = drafted is not None and drafted < FEW_DRAFTED
+    if few:
+        verdict += f" Only {drafted} draft tokens were counted: a small sample."
     rows = extreme_rows(spec.frames["timeline"].select("source", "line_no", "accept_len"), "accept_len", largest=False)
     drafter_rows = ctx.config_rows("speculative_draft_model_path", "speculative_config", "speculative_model")
     evidence = ctx.evidence(pl.concat([drafter_rows.select("source", "line_no", "raw"),
                                        rows.select("source", "line_no")], how="diagonal"))
     return [Finding(
         id="low-acceptance",
-        severity="critical" if broken else "info" if mild else "warning",
+        severity="critical" if broken and not few else "info" if mild else "warning",
         title=f"Low speculative acceptance: {length:.2f} of {maximum:g} tokens per step",
         verdict=verdict,
         impact=lost,
@@ -83,7 +88,7 @@ def check(ctx: Context) -> list[Finding]:
         recommendation=("Train or fine-tune the drafter on the target model's own outputs (SpecForge or "
                         "speculators, regenerating data with the served model), check the drafter was built "
                         "for this exact target; until then lower --speculative-num-steps or turn speculation off."),
-        confidence="high" if s["intervals"] >= 5 else "medium",
+        confidence="low" if few else "high" if s["intervals"] >= 5 else "medium",
         evidence=evidence,
         metrics={k: s[k] for k in ("accept_len_mean", "accept_len_min", "accept_len_max", "max_accept_len",
                                    "acceptance_normalised", "steps", "topk", "draft_tokens", "drafter",
