@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 DEMO_STORE ?= /tmp/loganalyze-demo
 
-.PHONY: install demo test reports bench
+.PHONY: install demo test reports bench accuracy
 
 $(BIN)/loganalyze: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -32,3 +32,7 @@ reports: install
 
 bench: install
 	$(BIN)/python benchmarks/ingest.py
+
+# How right loganalyze is on the real logs of fixtures/real/ and fixtures/engines/ (the README's table).
+accuracy: install
+	$(BIN)/python tests/accuracy.py -v

@@ -89,7 +89,8 @@ def test_sglang_as_data_ingests_every_sample_identically(tmp_path):
     for table in a.tables():
         assert_frame_equal(a.table(table).sort("source", "line_no").collect(),
                            b.table(table).sort("source", "line_no").collect())
-    assert b.config()["max_running_requests"] == "48"  # sample 24: the config_value handler
+    caps = b.table("config").filter(pl.col("key") == "max_running_requests").collect()["value"].to_list()
+    assert "48" in caps  # sample 24: the config_value handler
 
 
 def test_dump_and_load_round_trip_json(tmp_path):
