@@ -265,7 +265,8 @@ def _looks_binary(chunk: bytes) -> bool:
 
 
 def read_batches(source: Input | Path, stats: ReadStats, batch_bytes: int = BATCH_BYTES) -> Iterator[pl.DataFrame]:
-    """Yield frames of (line_no, text): decoded, CR and ANSI codes removed, 1-based numbers.
+    """Yield frames of (line_no, text): decoded, CR and ANSI codes removed (a line a progress
+    bar redrew with CRs as it was shown last), 1-based numbers.
 
     Blank lines are counted in `stats` and not yielded: they carry nothing to keep. A
     Path is opened (and hashed) here; an `Input` is read as it was when opened.
@@ -284,6 +285,8 @@ def read_batches(source: Input | Path, stats: ReadStats, batch_bytes: int = BATC
         stats.bad_utf8 += bad
         if b"\x1b" in chunk:
             lines = lines.str.replace_all(ANSI, "")
+        if b"\r" in chunk:
+            lines = _as_shown(lines)
         if len(chunk) > LONG_LINE_BYTES:
             lines = _truncate_long(lines, stats)
         frame = lines.to_frame("text").with_columns(
@@ -294,6 +297,19 @@ def read_batches(source: Input | Path, stats: ReadStats, batch_bytes: int = BATC
         blanks = int(blank.sum())
         stats.blank += blanks
         yield (frame.filter(~blank) if blanks else frame).select("line_no", "text")
+
+
+def _as_shown(lines: pl.Series) -> pl.Series:
+    """A line with carriage returns inside as a terminal shows it: its last non-blank part.
+
+    tqdm redraws a bar with `\r`, so a log holds `\rLoading ... 25% Completed | 1/4` or a
+    bar and a log line on one line (`... 9.50it/s]\r[2026-01-05 10:00:01 TP0] Decode ...`):
+    the part after the last CR is what was printed last."""
+    has = lines.str.contains("\r", literal=True)
+    if not has.any():
+        return lines
+    shown = lines.str.split("\r").list.eval(pl.element().filter(pl.element().str.strip_chars() != "")).list.last()
+    return pl.select(pl.when(has).then(shown.fill_null("")).otherwise(lines)).to_series().alias(lines.name)
 
 
 def _truncate_long(lines: pl.Series, stats: ReadStats) -> pl.Series:

@@ -45,6 +45,7 @@ TOKENS = (
     r"[A-Za-z_]\w*(?:\.\w+)+(?: - | *\| ?)",  # a dotted logger name: vllm.engine.metrics -
     r"[A-Za-z_][\w-]* - ",  # an undotted logger name between ` - ` separators
     r"\(\w*\s*pid=\d+[^()]*\) ?",  # a Ray or vLLM process tag
+    r"\d{1,7} \[[\w./-]+\.py:\d+\] ?",  # a process id before file:line: `INFO 2193 [scheduler.py:120] `
     r"\d{1,3}%\|[^|]{0,200}\|[^\[\n]{0,80}\[[^\]\n]{0,120}\]\s*",  # a tqdm bar
 )
 LEADER = "^(?:" + "|".join(f"(?:{t})" for t in TOKENS) + ")+"
