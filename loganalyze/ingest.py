@@ -336,8 +336,11 @@ def expand_inputs(args: Iterable[str | Path]) -> list[str]:
         if objstore.is_url(arg):
             out += objstore.expand(arg)
         elif Path(arg).is_dir():
-            out += [str(p) for p in sorted(Path(arg).rglob("*")) if p.is_file()
-                    and not any(part.startswith(".") for part in p.relative_to(arg).parts)]
+            files = [str(p) for p in sorted(Path(arg).rglob("*")) if p.is_file()
+                     and not any(part.startswith(".") for part in p.relative_to(arg).parts)]
+            if not files:
+                raise LoganalyzeError(f"{arg}: is a directory with no files to ingest")
+            out += files
         elif any(c in arg for c in "*?[") and not Path(arg).exists():
             out += sorted(glob.glob(arg, recursive=True)) or [arg]
         else:

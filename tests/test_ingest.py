@@ -116,7 +116,7 @@ def bad_inputs(tmp_path):
     (tmp_path / "adir").mkdir()
     return {
         "missing": (tmp_path / "nope.log", "no such file"),
-        "directory": (tmp_path / "adir", "is a directory"),
+        "directory": (tmp_path / "adir", "is a directory with no files"),
         "empty": (tmp_path / "empty.log", "empty file"),
         "binary": (tmp_path / "binary.bin", "binary data"),
         "truncated gzip": (tmp_path / "trunc.log.gz", "truncated or corrupt"),

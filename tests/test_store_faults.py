@@ -229,8 +229,11 @@ def test_an_ingest_of_several_files_is_all_or_nothing(tmp_path):
     bad.write_text("no format knows this\n")
     store = tmp_path / "s"
     with pytest.raises(LoganalyzeError, match="unknown format"):
-        la.ingest([good, bad], run="r", store=store)
+        la.ingest([good, bad], run="r", store=store, strict=True)
     assert counts(store) == {} and not list(store.glob("*/run=*/*"))
+    # Without strict the file of no known format is left out and said so; the rest is ingested.
+    result = la.ingest([good, bad], run="r", store=store)
+    assert [bool(s.refused) for s in result.sources] == [False, True] and counts(store)["r"]["stats"] > 0
 
 
 def test_same_file_twice_in_one_ingest_counts_once(tmp_path):
@@ -417,7 +420,7 @@ def _hostile(tmp_path: Path, case: str) -> tuple[Path, str]:
         return Path("/dev/zero"), "is a character device"
     if case == "directory":
         path.mkdir()
-        return path, "is a directory"
+        return path, "is a directory with no files"
     if case == "not a folder":
         return Path(sglang_log(tmp_path / "plain.log", 1)) / "x.log", "not a directory"
     raise AssertionError(case)
