@@ -368,7 +368,9 @@ KINDS = (
             r"(?:vllm serve|-m vllm\.entrypoints\.openai\.api_server)(?: (?P<model>[^-\s]\S*))?(?P<args>.*)$", _cli,
             ("(venv) [user@server personal]$ vllm serve /models/gemma-3-27b-it-FP8-Dynamic/ --tensor-parallel-size 2 "
              "--gpu-memory-utilization 0.8 --max-model-len 1024",),
-            match=r"(?:^|[\s$#>])(?:vllm serve|python3? -m vllm\.entrypoints\.openai\.api_server)(?: |$)"),
+            # A command line, at the line's start or after a shell prompt; not a hint in prose
+            # (0.32: "Restart vllm serve with --enable-scale-out to enable them.").
+            match=r"(?:^|[$#>] ?)(?:vllm serve|python3? -m vllm\.entrypoints\.openai\.api_server)(?: |$)"),
     # Capacity: KV blocks and tokens, how many max-length requests fit.
     _event("cache_config_info", "cache_config_info with initialization after num_gpu_blocks is: ",
            r"(?:Engine (?P<engine>\d+)|(?P<engines>\d+) Engines): vllm cache_config_info with initialization after "
@@ -408,8 +410,10 @@ KINDS = (
             "memory and 27.200487 seconds"), types=GIB),
     _event("weights_read", "Loading weights took ", r"Loading weights took (?P<elapsed_s>[\d.]+) seconds", "info",
            ("INFO 07-29 19:12:52 [default_loader.py:272] Loading weights took 8.37 seconds",), types=GIB),
-    _event("torch_compile", "torch.compile takes ", r"torch\.compile takes (?P<elapsed_s>[\d.]+) s in total", "info",
-           ("INFO 01-30 03:19:13 monitor.py:31] torch.compile takes 54.73 s in total",), types=GIB),
+    _event("torch_compile", ("torch.compile takes ", "torch.compile took "),
+           r"torch\.compile (?:takes|took) (?P<elapsed_s>[\d.]+) s in total", "info",
+           ("INFO 01-30 03:19:13 monitor.py:31] torch.compile takes 54.73 s in total",
+            "(Worker_TP0 pid=101) INFO 07-06 10:46:17 [monitor.py:53] torch.compile took 0.87 s in total"), types=GIB),
     _event("dynamo_compile",
            ("Dynamo bytecode transform time", "Compiling a graph for ", "Directly load the compiled graph"),
            r"(?P<step>Dynamo bytecode transform time|Compiling a graph for .+? takes|Directly load the compiled "

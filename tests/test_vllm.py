@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import importlib
-from conftest import SAMPLES, mutate, sample
+from conftest import ROOT, SAMPLES, mutate, sample
 from loganalyze import reader
 from loganalyze.ingest import parse_batch
 from parsers import vllm
@@ -631,3 +631,12 @@ def test_an_error_while_batches_wait_their_turn_stops_the_ingest(tmp_path, monke
     assert not worker.is_alive(), "ingest hung"
     assert [str(e) for e in raised] == ["disk on fire"]
     assert not (tmp_path / "s" / "catalog.json").exists() or "r" not in json.loads((tmp_path / "s" / "catalog.json").read_text())["runs"]
+
+
+def test_vllm_032_startup_recorded_here(ingest_one):
+    """A real vLLM 0.32 server log (fixtures/engines): the startup hint 'Restart vllm serve with
+    --enable-scale-out ...' is prose, not a command line; V1 prints 'init engine ... took'."""
+    _, run = ingest_one(ROOT / "fixtures" / "engines" / "vllm-0.32" / "healthy" / "server.log")
+    assert run.config()["model"] == "/tmp/rec/model"
+    s = run.metrics()["startup"].summary
+    assert (s["engine_init_s"], s["load_s"], s["ready"], s["still_loading"]) == (9.6, 0.0, True, False)

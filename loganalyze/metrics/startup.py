@@ -14,7 +14,8 @@ from loganalyze.metrics.base import Family, round_or_none
 from loganalyze.run import Run
 
 PHASES = {
-    "load": ("load_weight_begin", "load_weight_end", "shard_progress", "weights_loaded", "model_loading"),
+    "load": ("load_weight_begin", "load_weight_end", "shard_progress", "weights_loaded", "weights_read", "model_loading"),
+    "engine init": ("engine_init",),  # vLLM V1: profile, KV cache, warm-up (`init engine ... took 9.61 s`)
     "compile": ("torch_compile", "compile_done", "dynamo_compile"),
     "graph capture": ("graph_capture_begin", "graph_capture_end", "graph_capture_bs", "graph_capture_done"),
     "kv cache": ("kv_cache_allocated", "memory_pool_end", "gpu_blocks", "kv_cache_size"),
@@ -46,7 +47,7 @@ def startup(run: Run) -> Family | None:
     load = events.filter(pl.col("phase") == "load")
     shards = load.filter(pl.col("kind") == "shard_progress")["fields"].str.json_decode()
     progress = shards.struct.field("percent").to_list() if shards.len() else []
-    load_done = load.filter(pl.col("kind").is_in(["load_weight_end", "weights_loaded"])).height > 0
+    load_done = load.filter(pl.col("kind").is_in(["load_weight_end", "weights_loaded", "weights_read"])).height > 0
     still_loading = load.height > 0 and not load_done and ready.height == 0
     ready_ts = ready["ts"].min() if ready.height else None
     summary = {
@@ -55,6 +56,7 @@ def startup(run: Run) -> Family | None:
         "load_s": round_or_none(_seconds(phases, "load"), 1),
         "graph_capture_s": round_or_none(_seconds(phases, "graph capture"), 1),
         "compile_s": round_or_none(_seconds(phases, "compile"), 1),
+        "engine_init_s": round_or_none(_seconds(phases, "engine init"), 1),
         "still_loading": still_loading,
         "load_progress_pct": progress[-1] if progress else None,
         "load_progress_first_pct": progress[0] if progress else None,
