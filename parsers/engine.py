@@ -349,6 +349,21 @@ def peel_leaders(fmt: LogFormat, frame: pl.DataFrame, column: str, where: pl.Ser
     return out
 
 
+def _bare(groups: pl.Series, text: pl.Series) -> pl.Series:
+    """The lines the prefix took nothing from: none of its groups found, and the message
+    (if any) starts where the line does. Most lines of a log have their format's prefix,
+    and for them the null test alone decides."""
+    names = [f for f in groups.struct.fields if f != "msg"]
+    empty = pl.select(pl.all_horizontal([groups.struct.field(n).is_null() for n in names]) if names
+                      else pl.repeat(True, text.len(), eager=True)).to_series()
+    at = empty.arg_true()
+    if not at.len():
+        return empty
+    msg = groups.struct.field("msg").gather(at)
+    starts = msg.is_null() | text.gather(at).str.starts_with(msg.fill_null(""))
+    return empty.clone().scatter(at, starts)
+
+
 def split_prefix(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> pl.DataFrame:
     """Add msg, ts and the prefix's other named groups as columns.
 
@@ -358,9 +373,7 @@ def split_prefix(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> pl.DataFr
     (`[10:00:01] INFO Decode batch ...`, where SGLang's prefix takes only the clock).
     """
     groups = prefix_groups(fmt.prefix, frame["text"])
-    msg = groups.struct.field("msg")
-    bare = msg.is_null() | frame["text"].str.starts_with(msg.fill_null(""))
-    peeled = peel_leaders(fmt, frame, "text", bare, ctx)
+    peeled = peel_leaders(fmt, frame, "text", _bare(groups, frame["text"]), ctx)
     if peeled is not None:
         frame, groups = peeled, prefix_groups(fmt.prefix, peeled["text"])
     frame = frame.with_columns(groups)

@@ -50,7 +50,10 @@ TOKENS = (
 )
 LEADER = "^(?:" + "|".join(f"(?:{t})" for t in TOKENS) + ")+"
 # What a leader can start with: a batch with no such line skips the leader regex.
-START = rf"^(?:>|\*\*|\[|\d|{MONTHS}|{LEVELS}|[A-Za-z_]\w*(?:\.\w+)+[\s|]|[A-Za-z_][\w-]* - |\()"
+# Tight on purpose: it runs on every line, and a line it passes pays for the full leader
+# regex (uvicorn's `INFO:     127.0.0.1...`, most lines of a busy vLLM log, must not).
+START = (rf"^(?:>|\*\*|\[|\d\d[-:]\d|\d{{4}}-|1\d{{9}}\.|\d{{1,7}} \[|\d{{1,3}}%\||(?:{MONTHS}) "
+         rf"|(?:{LEVELS})(?:[ \]|]|:[A-Za-z_])|[A-Za-z_]\w*(?:\.\w+)+ *[-|]|[A-Za-z_][\w-]* - |\(\w*\s*pid=)")
 SUFFIX = r"(?:\s+\([\w./-]+\.py:\d+\)|\*\*)$"
 
 
