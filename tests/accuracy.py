@@ -12,7 +12,8 @@ as a new user would, and judged:
 - right: every expected finding is there, the first finding is one of them, nothing
   forbidden, nothing else above `max_other`; for a healthy file, nothing above `max_other`;
 - partly: some expected finding is there, but not all, or not first, or with company;
-- wrong: none of the expected findings (or, for a healthy file, a false alarm).
+- wrong: none of the expected findings (or, for a healthy file, a false alarm);
+- error: ingest or diagnose raised something other than a one-line error (a bug).
 
 `known` in an entry records an outcome that is not right yet and why; tests/test_real_corpus.py
 holds every file to its recorded outcome, so a change that mends a file must say so there.
@@ -37,7 +38,7 @@ from loganalyze.errors import LoganalyzeError
 
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
 ENGINES = REAL.parent / "engines"
-OUTCOMES = ("right", "partly", "wrong", "false alarm", "refused")
+OUTCOMES = ("right", "partly", "wrong", "false alarm", "refused", "error")
 
 
 @dataclass
@@ -99,9 +100,11 @@ def evaluate(name: str, label: dict, store: Path) -> Outcome:
     run = f"r{abs(hash(name))}"
     try:
         result = la.ingest([str(path)], run=run, store=store)
+        found = [(f.id, f.severity) for f in diagnose(la.open_run(run, store))]
     except LoganalyzeError as e:
         return Outcome(name, "refused", why=str(e).splitlines()[0], healthy=not label.get("expect"))
-    found = [(f.id, f.severity) for f in diagnose(la.open_run(run, store))]
+    except Exception as e:  # a bug: counted, so that one file cannot hide the others' outcomes
+        return Outcome(name, "error", why=f"{type(e).__name__}: {e}"[:200], healthy=not label.get("expect"))
     outcome, why = judge(label, found)
     tables: dict[str, int] = {}
     for source in result.sources:
@@ -137,7 +140,8 @@ def summary(outcomes: list[Outcome]) -> list[dict]:
 
 
 def render(rows: list[dict]) -> str:
-    cols = ["area", "files", "healthy", "refused", "typed %", "right", "partly", "wrong", "false alarm", "right %"]
+    cols = ["area", "files", "healthy", "refused", "error", "typed %", "right", "partly", "wrong", "false alarm",
+            "right %"]
     out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     out += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
     return "\n".join(out)
