@@ -15,8 +15,7 @@ from dataclasses import dataclass, field, replace
 import polars as pl
 import regex
 
-from parsers import leader
-from parsers import common
+from parsers import common, leader
 from parsers.common import fraction
 from parsers.spec import LineKind, LogFormat, TsFormat
 
@@ -354,8 +353,8 @@ def _bare(groups: pl.Series, text: pl.Series) -> pl.Series:
     (if any) starts where the line does. Most lines of a log have their format's prefix,
     and for them the null test alone decides."""
     names = [f for f in groups.struct.fields if f != "msg"]
-    empty = pl.select(pl.all_horizontal([groups.struct.field(n).is_null() for n in names]) if names
-                      else pl.repeat(True, text.len(), eager=True)).to_series()
+    empty = (pl.select(pl.all_horizontal([groups.struct.field(n).is_null() for n in names])).to_series() if names
+             else pl.repeat(True, text.len(), eager=True))
     at = empty.arg_true()
     if not at.len():
         return empty

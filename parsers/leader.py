@@ -5,9 +5,10 @@ A format's prefix knows how its release prints a line (`[2026-01-05 10:00:01 TP0
 user's own Python logging format (`2026-01-05 10:00:01,123 - vllm.engine - INFO - `,
 `INFO:vllm.engine:`), loguru's `| INFO |`, an MPI launcher's `[0] `, a ticket's `> `
 quoting or `**` emphasis, a clock or epoch stamp, tqdm text glued before a block, a
-`file.py:N` suffix. The engine peels such a leader off a line its format's prefix found
-bare, and splits what is left with the format's prefix again, so a known message is
-known behind any of them. The leader's timestamp and level are kept.
+`file.py:N` suffix. The engine peels such a leader off a line where its format's prefix
+took nothing (and splits what is left with that prefix again) and off the message the
+prefix found, so a known message is known behind any of them. The leader's timestamp
+and level are kept.
 
 Only lines whose start is one of these tokens are touched; the rest of a line is never
 searched, so a message that merely contains a date stays as it is.
