@@ -67,7 +67,7 @@ def split(text: pl.Series) -> pl.DataFrame:
         "lead": lead,
         "lead_ts": groups["ts"].fill_null(groups["ts__2"]),
         "lead_level": groups["level"].fill_null(groups["level__2"]).replace({"WARN": "WARNING", "FATAL": "CRITICAL"}),
-        "rest": strip_suffix(text.str.slice(0).str.slice(lead.str.len_chars())),
+        "rest": strip_suffix(text.str.slice(lead.str.len_chars())),
     })
 
 

@@ -1,6 +1,7 @@
 """crash: the server logged a traceback or its engine died, and no more specific finding (oom,
-nccl-error) explains it. A benchmark client's tracebacks are the client's (bench-failures). What follows a shutdown (the API server's EngineDeadError after a
-SIGINT or SIGTERM) is its consequence: then an info finding says the server was shut down.
+nccl-error) explains it. A benchmark client's tracebacks are the client's (bench-failures).
+What follows a shutdown (the API server's EngineDeadError after a SIGINT or SIGTERM) is its
+consequence: then an info finding says the server was shut down.
 
 The verdict names the exception and the innermost frames' functions, which usually say
 which phase failed (profile_run: startup memory profiling; init_device: device setup).

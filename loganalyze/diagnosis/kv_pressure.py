@@ -40,8 +40,8 @@ def check(ctx: Context) -> list[Finding]:
     timeline = c.frames["timeline"] if c else None
     waiting = timeline.filter((pl.col("token_usage") >= FULL) & (pl.col("queued") > 0)) \
         if timeline is not None else None
-    blocked = waiting is not None and (waiting.height >= WAITING_FULL or (
-        timeline.height and waiting.height / timeline.height >= WAITING_FULL_SHARE and waiting.height))
+    blocked = waiting is not None and waiting.height > 0 and (
+        waiting.height >= WAITING_FULL or waiting.height >= WAITING_FULL_SHARE * timeline.height)
     if near < NEAR_FULL_SHARE and evictions.height == 0 and not scraped and not blocked:
         return []
     full_rows = (waiting if blocked else timeline.filter(pl.col("token_usage") >= FULL)).head(3) \

@@ -9,6 +9,7 @@ shared memory (/dev/shm too small in a container), the connection between proces
 from __future__ import annotations
 
 import polars as pl
+import regex
 
 from loganalyze.diagnosis.base import Context, Finding
 from parsers.nccl import FAILURES
@@ -53,7 +54,7 @@ def check(ctx: Context) -> list[Finding]:
     if events.height == 0:
         return []
     text = "\n".join(events["message"].drop_nulls().to_list())
-    cause, fix = next(((c, f) for pattern, c, f in CAUSES if pl.Series([text]).str.contains(pattern)[0]), UNKNOWN)
+    cause, fix = next(((c, f) for pattern, c, f in CAUSES if regex.search(pattern, text)), UNKNOWN)
     return [Finding(
         id="nccl-error", severity="critical", title="NCCL error",
         verdict=f"{events.height} NCCL error line(s): NCCL failed {cause}. This is a fault, not a performance problem.",

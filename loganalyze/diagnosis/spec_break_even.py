@@ -30,9 +30,8 @@ def check(ctx: Context) -> list[Finding]:
     batches = below["running"].to_list()
     worst = below.sort("tau_star", descending=True).row(0, named=True)
     verdict = (f"At batch sizes {_ranges(batches)} the accept length ({worst['tau']:.2f}) is below the break-even "
-               f"{worst['tau_star']:.2f} (step {worst['step_ms']:.1f} ms"
-               + f" vs {worst['base_step_ms']:.1f} ms without speculation at batch {worst['running']}): "
-               "speculation costs more per step than it gains.")
+               f"{worst['tau_star']:.2f} (step {worst['step_ms']:.1f} ms vs {worst['base_step_ms']:.1f} ms "
+               f"without speculation at batch {worst['running']}): speculation costs more per step than it gains.")
     evidence_rows = steps.frames["intervals"].filter(pl.col("running").is_in(batches)).head(3)
     return [Finding(
         id="spec-below-break-even",
