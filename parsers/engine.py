@@ -332,7 +332,8 @@ def peel_leaders(fmt: LogFormat, frame: pl.DataFrame, column: str, where: pl.Ser
     at = (where & text.str.contains(leader.START)).arg_true()
     if not at.len():
         return None
-    found = leader.split(text.gather(at))
+    # `# ` is a comment leader only in front of a whole line: vLLM's messages start with `# GPU blocks`.
+    found = leader.split(text.gather(at), comments=column == "text" and not fmt.hash_lines)
     has = found["lead"].str.len_chars() > 0
     if column == "text":
         has = has & ~found["rest"].str.contains(r"^\s")
@@ -894,7 +895,7 @@ def score(fmt: LogFormat, lines: pl.Series) -> float:
     if lines.len() == 0:
         return 0.0
     hit = pl.Series([False] * lines.len())
-    for text in (lines, leader.peel(lines)):
+    for text in (lines, leader.peel(lines, comments=not fmt.hash_lines)):
         for pattern in fmt.detect:
             hit = hit | text.str.contains(pattern)
     return float(hit.mean())

@@ -32,6 +32,7 @@ BARE_STAMP = rf"(?:{ISO}|{MONTH_DAY}|{SYSLOG}|{CLOCK}|1\d{{9}}\.\d{{3,}})"
 
 # Separators take one space, so the indentation of a traceback's frames stays the message's.
 SEP = r"(?: - | *\| ?| |$)"  # not `:`: uvicorn's `INFO:     ` is a message
+COMMENT = "# "  # output kept as comments in a script or a results file
 # One leader token each, with what separates it from the next.
 TOKENS = (
     r"> ?",  # quoted in a ticket or mail
@@ -49,19 +50,22 @@ TOKENS = (
     r"\d{1,7} \[[\w./-]+\.py:\d+\] ?",  # a process id before file:line: `INFO 2193 [scheduler.py:120] `
     r"\d{1,3}%\|[^|]{0,200}\|[^\[\n]{0,80}\[[^\]\n]{0,120}\]\s*",  # a tqdm bar
 )
-LEADER = "^(?:" + "|".join(f"(?:{t})" for t in TOKENS) + ")+"
+# For formats whose own lines start with `#` (LogFormat.hash_lines), and inside a message.
+LEADER_NO_COMMENT = "^(?:" + "|".join(f"(?:{t})" for t in TOKENS) + ")+"
+# A comment mark comes first: after a prefix, `# ` is a message's own (vLLM's `# GPU blocks`).
+LEADER = f"^(?:{COMMENT})?" + LEADER_NO_COMMENT[1:-1] + "*"
 # What a leader can start with: a batch with no such line skips the leader regex.
 # Tight on purpose: it runs on every line, and a line it passes pays for the full leader
 # regex (uvicorn's `INFO:     127.0.0.1...`, most lines of a busy vLLM log, must not).
-START = (rf"^(?:>|\*\*|\[|\d\d[-:]\d|\d{{4}}-|1\d{{9}}\.|\d{{1,7}} \[|\d{{1,3}}%\||(?:{MONTHS}) "
+START = (rf"^(?:>|# |\*\*|\[|\d\d[-:]\d|\d{{4}}-|1\d{{9}}\.|\d{{1,7}} \[|\d{{1,3}}%\||(?:{MONTHS}) "
          rf"|(?:{LEVELS})(?:[ \]|]|:[A-Za-z_])|[A-Za-z_]\w*(?:\.\w+)+ *[-|]|[A-Za-z_][\w-]* - |\(\w*\s*pid=)")
 SUFFIX = r"(?:\s+\([\w./-]+\.py:\d+\)|\*\*)$"
 
 
-def split(text: pl.Series) -> pl.DataFrame:
+def split(text: pl.Series, comments: bool = True) -> pl.DataFrame:
     """The leader of each line (`lead`, "" where none), its timestamp text and level, and
-    the line without it (`rest`)."""
-    groups = text.str.extract_groups(f"(?P<lead>{LEADER})").struct.unnest()
+    the line without it (`rest`); `# ` is a leader only where `comments`."""
+    groups = text.str.extract_groups(f"(?P<lead>{LEADER if comments else LEADER_NO_COMMENT})").struct.unnest()
     lead = groups["lead"].fill_null("")
     return pl.DataFrame({
         "lead": lead,
@@ -78,12 +82,12 @@ def strip_suffix(text: pl.Series) -> pl.Series:
     return text.str.replace(SUFFIX, "")
 
 
-def peel(text: pl.Series) -> pl.Series:
+def peel(text: pl.Series, comments: bool = True) -> pl.Series:
     """Each line without its leader and suffix: what detection reads."""
     at = text.str.contains(START).arg_true()
     if not at.len():
         return strip_suffix(text)
-    return strip_suffix(text).clone().scatter(at, split(text.gather(at))["rest"])
+    return strip_suffix(text).clone().scatter(at, split(text.gather(at), comments)["rest"])
 
 
 def parse_stamp(stamp: pl.Expr, year: int, base_date: str) -> pl.Expr:

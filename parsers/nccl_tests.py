@@ -106,6 +106,7 @@ FORMAT = LogFormat(
     description="nccl-tests benchmark output (all_reduce_perf and friends), up to v2.19.6",
     releases="nccl-tests <= 2.19.6",
     prefix=r"^\s*(?P<msg>.*?)\s*$",
+    hash_lines=True,
     kinds=KINDS,
     detect=(
         r"#?\s*nThread \d+ nGpus \d+ minBytes",

@@ -46,6 +46,7 @@ FORMAT = LogFormat(
     description="Prometheus text exposition (a /metrics scrape of vLLM or SGLang)",
     releases="text format 0.0.4",
     prefix=r"^(?P<msg>.*)$",
+    hash_lines=True,
     kinds=KINDS,
     detect=(rf"^# (?:HELP|TYPE) {NAME} ", r"^(?:vllm|sglang):\w+(?:\{[^}]*\})? [-+\d.eE]+$"),
 )

@@ -82,6 +82,9 @@ class LogFormat:
     embeddable: bool = False
     gate: str | tuple[str, ...] | None = None
     releases: str = ""
+    # The format marks its own lines with `#` (nccl-tests, Prometheus): `# ` in front of its
+    # lines is never peeled as a comment leader (parsers/leader.py).
+    hash_lines: bool = False
 
 
 @dataclass(frozen=True)

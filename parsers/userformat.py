@@ -50,7 +50,7 @@ ENV = "LOGANALYZE_FORMATS"
 PREFIX_COLUMNS = {"ts", "msg"} | set(COMMON)
 
 FORMAT_FIELDS = ("name", "description", "releases", "prefix", "detect", "timestamps", "versions", "embeddable",
-                 "gate", "tables", "keysets", "kinds")
+                 "gate", "hash_lines", "tables", "keysets", "kinds")
 KIND_FIELDS = ("name", "table", "needle", "match", "pattern", "types", "keys", "key_sep", "extra", "rewrites", "pack",
                "message", "const", "continuation", "orphan", "levels", "fallback", "handler", "samples")
 _REQUIRED = object()
@@ -323,6 +323,7 @@ def _format(r: _Reader, data: object) -> UserFormat:
         name=name, description=r.text(d, "description", "", ""), prefix=prefix, kinds=kinds, detect=detect,
         ts_formats=_timestamps(r, d), versions=_versions(r, d), embeddable=r.flag(d, "embeddable", ""),
         gate=r.one_or_many(d, "gate", "", None), releases=r.text(d, "releases", "", ""),
+        hash_lines=r.flag(d, "hash_lines", ""),
     )
     return UserFormat(fmt, tables, r.path)
 
@@ -607,6 +608,7 @@ def dump(fmt: LogFormat, handlers: Mapping[str, Mapping[str, object]] | None = N
         head += _toml_list("versions", [{"pattern": p, "label": label} for p, label in fmt.versions])
     head += ["embeddable = true"] if fmt.embeddable else []
     head += [f"gate = {_toml(fmt.gate)}"] if fmt.gate is not None else []
+    head += ["hash_lines = true"] if fmt.hash_lines else []
     blocks = ["\n".join(head)]
     for name, columns in (tables or {}).items():
         blocks.append("\n".join([f"[tables.{name}]", *(f"{_toml_key(c)} = {_toml(type_name(t))}"
