@@ -25,6 +25,7 @@ import regex
 
 from parsers.bench_tables import BENCH
 from parsers.common import fraction
+from parsers import result_tables
 from parsers.config import explode_pairs, repr_dump
 from parsers.spec import LineKind, LogFormat
 
@@ -37,6 +38,7 @@ BLOCK_ROW = r"^\s*[A-Za-z#][^:]*:(?:\s+\S.*)?\s*$|^-{3,}[^-].*[^-]-{3,}\s*$|^={5
 TOOLS = (
     r"sglang\.(?:bench_serving|benchmark\.serving|bench_one_batch_server|bench_one_batch|bench_latency|"
     r"benchmark\.one_batch)|vllm bench (?:serve|latency|throughput)|benchmark_(?:serving|latency|throughput)\.py"
+    r"|genai-perf(?: profile)?|aiperf profile|guidellm (?:benchmark|run)"
 )
 CMDLINE = rf"(?:^|[\s/])(?:{TOOLS})(?:\s|$)"
 
@@ -216,6 +218,7 @@ def tool_name(printed: pl.Expr) -> pl.Expr:
         printed.str.replace(r"^vllm bench (\w+)$", "vllm.bench_$1")
         .str.replace(r"^benchmark_(\w+)\.py$", "vllm.bench_$1")
         .str.replace(r"^sglang\.benchmark\.(\w+)$", "sglang.bench_$1")
+        .str.replace(r"^(genai-perf|aiperf|guidellm)\b.*$", "$1")
         .replace({"vllm.bench_serving": "vllm.bench_serve", "sglang.bench_serve": "sglang.bench_serving",
                   "sglang.bench_latency": "sglang.bench_one_batch"})
     )
@@ -264,6 +267,19 @@ KINDS = (
                  "Throughput: 12.34 requests/s, 5678.90 total tokens/s, 2345.67 output tokens/s"),
     ),
     LineKind(
+        name="result_table", table="bench", needle=result_tables.NEEDLES, match=result_tables.START,
+        continuation=result_tables.CONTINUATION, handler=result_tables.tables,
+        # The lines of one AIPerf table (fixtures/real/bench/10), read as one result.
+        samples=(
+            '                                           NVIDIA AIPerf | LLM Metrics',
+            '┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━┓',
+            '┃                               Metric ┃      avg ┃      min ┃      max ┃      p99 ┃      p90 ┃      p50 ┃  std ┃',
+            '┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━┩',
+            '│             Time to First Token (ms) │    40.84 │    38.58 │    47.18 │    46.69 │    42.24 │    40.35 │ 2.33 │',
+            '│            Time to Second Token (ms) │    25.62 │    25.16 │    25.87 │    25.87 │    25.83 │    25.67 │ 0.21 │',
+        ),
+    ),
+    LineKind(
         name="bench_cmdline", table="config", needle=("bench", "benchmark"), match=CMDLINE, handler=_cmdline,
         samples=("python3 -m sglang.bench_serving --backend sglang --num-prompts 3000 --max-concurrency 64",),
     ),
@@ -282,13 +298,14 @@ KINDS = (
 FORMAT = LogFormat(
     name="bench",
     description="Benchmark client console output: sglang bench_serving / bench_one_batch, vLLM bench serve / "
-                "latency / throughput",
+                "latency / throughput, GenAI-Perf / AIPerf / GuideLLM result tables",
     releases="sglang 0.1.22 - 0.5.x, vLLM 0.3 - 0.33",
     prefix=r"^(?P<msg>.*)$",
     kinds=KINDS,
     embeddable=True,
     detect=(HEADER, CMDLINE, r"^Prefill\. latency: .* token/s$", r"^Avg latency: [\d.]+ seconds$",
-            r"^Throughput: [\d.]+ requests/s, "),
+            r"^Throughput: [\d.]+ requests/s, ", r"^\s*┃\s*(?:Statistic|Metric)\s*┃", r"^(?:Metric|Statistic),avg,",
+            r"^\s*(?:ℹ\s*)?(?:Run Summary Info|Request Latency Statistics|Server Throughput Statistics)"),
     versions=(
         (r"^Max reqeuest concurrency:", "sglang 0.4.0-0.4.6"),
         (r"^Total input vision tokens:", "sglang 0.5.4+"),

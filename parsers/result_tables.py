@@ -1,0 +1,295 @@
+"""Benchmark results printed as tables (docs/benchmark-tables.md).
+
+Three clients print their results as tables rather than `label: value` rows, and users
+paste those tables into tickets:
+
+- GenAI-Perf and AIPerf: box tables (`┃ Statistic ┃ avg ┃ min ┃ ...`, one row per metric,
+  units in the row name: `Time To First Token (ms)`), several in a row (AIPerf prints
+  "Effective", "Usage" and "LLM Metrics" tables for one run), and their CSV exports
+  (`Metric,avg,min,...` then `Metric,Value`).
+- GuideLLM 0.3+: pipe tables (`| Benchmark | Timings ||||| ...`), one row per benchmark
+  (a load level such as `concurrent@8`), a header of two or three rows where `|||` spans a
+  group name over several columns, one table per subject (run summary, latency, throughput).
+
+The tables of one report (adjacent on the page) are read together: one `bench` row per run
+for the metric-row layout, one per benchmark row (joined across the report's tables by its
+name) for GuideLLM. Cells are read by their header's words, never by position, because
+each release adds, renames and reorders columns. Tables are a few dozen lines per report,
+so the handler reads them in Python; no line of any other kind reaches it.
+"""
+
+from __future__ import annotations
+
+import csv
+
+import polars as pl
+import regex
+
+from parsers.bench_tables import BENCH, LATENCY_STATS
+
+BOX_TITLE = r"^\s*(?:NVIDIA )?(?:GenAI-Perf|AIPerf)\b.*\bMetrics\b|^\s*LLM Metrics\s*$"
+# The top border, or the header row where a paste lost the border.
+BOX_TOP = r"^\s*┏━|^\s*┃\s*(?:Statistic|Metric)\s*┃"
+# GenAI-Perf <= 24.x printed the run's throughputs as lines below its table.
+BOX_BELOW = r"^(?:Output token throughput|Request throughput) \(per sec\): [\d.,]+\s*$"
+BOX_ROW = rf"^\s*[┃│┡╇└┗┣━]|{BOX_BELOW}"
+CSV_HEAD = r"^(?:Metric|Statistic),(?:avg|Value)\b"
+CSV_ROW = r'^(?:"[^"]*"|[A-Za-z(][^,|│]*)(?:,[^,]*)+\s*$'
+PIPE_TITLE = (r"^\s*(?:ℹ\s*)?(?:Run Summary Info|[A-Z][A-Za-z ]* Statistics(?: \([A-Za-z ]+\))?|"
+              r"Benchmarks? (?:Info|Stats))\s*:?\s*$")
+PIPE_TOP = r"^\s*\|=+\|"
+PIPE_ROW = r"^\s*\|.*\|\s*$|^\* confidence interval"
+
+START = "|".join((BOX_TITLE, BOX_TOP, CSV_HEAD, PIPE_TITLE, PIPE_TOP))
+CONTINUATION = "|".join((BOX_ROW, CSV_ROW, PIPE_ROW))
+NEEDLES = ("Metrics", "┏━", "Statistic ┃", "Metric ┃", "Metric,", "Statistic,", "Info", "Statistics", "Stats", "|=")
+
+# Tables of one report are at most this many lines apart (blank lines between them).
+GAP = 3
+NUMBER = regex.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+STATS = {"avg": "mean", "mean": "mean", "value": "mean", "p50": "median", "median": "median", "mdn": "median",
+         "std": "std", "max": "max", "p90": "p90", "p95": "p95", "p99": "p99"}
+TO_MS = {"ns": 1e-6, "us": 1e-3, "μs": 1e-3, "ms": 1.0, "s": 1000.0, "sec": 1000.0}
+# Row name (lower case, unit removed) -> metric. GenAI-Perf's and AIPerf's inter-token
+# latency is (latency - TTFT) / (tokens - 1): the TPOT of vLLM's and SGLang's clients.
+METRIC_ROWS = {
+    "time to first token": "ttft", "ttft": "ttft", "inter token latency": "tpot", "request latency": "e2e",
+    "time per output token": "tpot",
+}
+TOTAL_ROWS = {
+    "request throughput": "request_throughput", "output token throughput": "output_throughput",
+    "input token throughput": "input_throughput", "total token throughput": "total_throughput",
+    "request count": "completed", "error request count": "failed", "benchmark duration": "duration_s",
+    "effective concurrency": "concurrency",
+}
+# GuideLLM column (its header words, lower case, joined by `/`) -> bench column.
+GUIDELLM = (
+    (r"^requests/comp/tot$", "completed"), (r"^requests/err/tot$", "failed"),
+    (r"^timings/dur/sec$", "duration_s"),
+    (r"^input tokens/comp/tot$", "input_tokens"), (r"^output tokens/comp/tot$", "output_tokens"),
+    (r"^requests/per sec/mean$", "request_throughput"), (r"^requests/concurrency/mean$", "concurrency"),
+    (r"^input tokens/per sec/mean$", "input_throughput"), (r"^output tokens/per sec/mean$", "output_throughput"),
+    (r"^total tokens/per sec/mean$", "total_throughput"),
+)
+GUIDELLM_LATENCY = {"request latency": "e2e", "ttft": "ttft", "itl": "itl", "tpot": "tpot"}
+
+
+def _number(cell: str) -> float | None:
+    """A cell's value: `4,110,623,430`, `--->  1,764.61` (a user's marker), `1.8 ± 0.4`
+    (GuideLLM's interval: its mean), `3.2*`; None for `N/A` and blanks."""
+    found = NUMBER.search(cell.replace(",", ""))
+    return float(found.group()) if found else None
+
+
+def _unit(name: str) -> tuple[str, str | None]:
+    """`Time To First Token (ms)` -> ("time to first token", "ms")."""
+    found = regex.match(r"^(.*?)\s*\(([^()]*)\)\s*$", name.strip())
+    if not found:
+        return name.strip().lower(), None
+    return found.group(1).lower(), found.group(2).strip().lower()
+
+
+def metric_rows(header: list[str], rows: list[list[str]]) -> dict[str, object]:
+    """The bench columns of a table with one metric per row and one statistic per column."""
+    stats = [STATS.get(h.strip().lower()) for h in header]
+    out: dict[str, object] = {}
+    extra: list[dict[str, str]] = []
+    for cells in rows:
+        name, unit = _unit(cells[0])
+        values = dict(zip(stats[1:], (_number(c) for c in cells[1:])))
+        metric = METRIC_ROWS.get(name)
+        if metric:
+            scale = TO_MS.get(unit or "ms", 1.0)
+            for stat, value in values.items():
+                if stat in LATENCY_STATS and value is not None:
+                    out.setdefault(f"{metric}_{stat}", value * scale)
+        elif name in TOTAL_ROWS and values.get("mean") is not None:
+            out.setdefault(TOTAL_ROWS[name], values["mean"])
+        elif any(v is not None for v in values.values()):
+            extra.append({"key": cells[0].strip(), "value": next(c.strip() for c in cells[1:] if _number(c) is not None)})
+    if extra:
+        out["extra"] = extra
+    return out
+
+
+Section = tuple[list[str], list[list[str]]]
+
+
+def box_sections(lines: list[str]) -> tuple[list[Section], dict[str, object]]:
+    """Each box table's header cells and metric rows, and the lines printed below them. A
+    row with a value in its first cell only carries on the name above it (rich wraps long
+    names); a header wrapped over two lines is joined cell by cell."""
+    sections: list[Section] = []
+    below: dict[str, object] = {}
+    inside = False
+    for line in lines:
+        text = line.strip()
+        if text.startswith(("┏", "└", "┗")):
+            inside = text.startswith("┏")
+            sections += [([], [])] if inside else []
+        elif text.startswith("┃") and not (inside and sections[-1][1]):
+            if not inside:  # a paste that lost the top border
+                inside = True
+                sections.append(([], []))
+            cells = [c.strip() for c in text.strip("┃").split("┃")]
+            head = sections[-1][0]
+            head[:] = [f"{a} {b}".strip() for a, b in zip(head, cells)] if head else cells
+        elif text.startswith("│") and inside:
+            cells = [c.strip() for c in text.strip("│").split("│")]
+            rows = sections[-1][1]
+            if rows and cells[0] and not any(cells[1:]):
+                rows[-1][0] += " " + cells[0]
+            elif cells[0]:
+                rows.append(cells)
+        elif regex.match(BOX_BELOW, text):
+            name, value = text.split(":", 1)
+            below[TOTAL_ROWS[_unit(name)[0]]] = _number(value)
+    return sections, below
+
+
+def csv_sections(lines: list[str]) -> list[Section]:
+    """Each section of a CSV export: `Metric,avg,min,...` rows, then `Metric,Value` rows."""
+    sections: list[Section] = []
+    for cells in csv.reader(lines):
+        if cells and cells[0] in ("Metric", "Statistic"):
+            sections.append((cells, []))
+        elif cells and sections:
+            sections[-1][1].append(cells)
+    return sections
+
+
+def _pipe_cells(line: str) -> list[str]:
+    """A pipe row's cells, `""` where a header cell is spanned by the one before it
+    (`| Timings ||||| Input`); the outer pipes are not cells."""
+    text = line.strip()
+    text = text[1:] if text.startswith("|") else text
+    text = text[:-1] if text.endswith("|") else text
+    return text.split("|")
+
+
+def _columns(header_rows: list[list[str]], width: int) -> list[str]:
+    """Each column's header words joined by `/` (`request latency/sec/mean`), spans filled."""
+    paths = [[] for _ in range(width)]
+    for cells in header_rows:
+        last = ""
+        for i in range(width):
+            cell = cells[i] if i < len(cells) else ""
+            last = last if cell == "" else cell.strip()
+            if last:
+                paths[i].append(last.lower())
+    return ["/".join(p) for p in paths]
+
+
+def _strategy(name: str) -> dict[str, object]:
+    """GuideLLM's load level: `concurrent@8` is 8 streams, `constant@26.21` and
+    `poisson@5` a request rate, `synchronous` one stream at a time."""
+    kind, _, level = name.partition("@")
+    out: dict[str, object] = {"label": name}
+    if kind == "synchronous":
+        out["max_concurrency"] = 1
+    elif kind == "concurrent" and _number(level) is not None:
+        out["max_concurrency"] = int(_number(level))
+    elif kind in ("constant", "poisson") and _number(level) is not None:
+        out["request_rate"] = _number(level)
+    return out
+
+
+def guidellm_rows(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
+    """One result per benchmark row of a GuideLLM report's pipe tables, joined by its name."""
+    results: dict[str, dict[str, object]] = {}
+    header: list[list[str]] = []
+    in_body = False
+    for line_no, line in lines:
+        text = line.strip()
+        if regex.match(r"^\|=+\|", text):
+            header, in_body = ([], False) if in_body or not header else (header, in_body)
+            continue
+        if regex.match(r"^\|-+\|", text):
+            in_body = True
+            continue
+        if not text.startswith("|"):
+            continue
+        cells = _pipe_cells(text)
+        if not in_body:
+            header.append(cells)
+            continue
+        columns = _columns(header, len(cells))
+        name = cells[0].strip()
+        result = results.setdefault(name, {"line_no": line_no, "tool": "guidellm", **_strategy(name)})
+        for column, cell in zip(columns[1:], cells[1:]):
+            _guidellm_cell(result, column, _number(cell))
+    return list(results.values())
+
+
+def _guidellm_cell(result: dict[str, object], column: str, value: float | None) -> None:
+    if value is None:
+        return
+    for pattern, name in GUIDELLM:
+        if regex.match(pattern, column):
+            result.setdefault(name, value)
+            return
+    parts = column.split("/")
+    metric = GUIDELLM_LATENCY.get(parts[0])
+    stat = STATS.get(parts[-1])
+    if metric and stat in LATENCY_STATS and len(parts) == 3:
+        result.setdefault(f"{metric}_{stat}", value * TO_MS.get(parts[1], 1.0))
+
+
+def metric_result(lines: list[str]) -> dict[str, object]:
+    """The one result of a run's box tables or CSV export, their sections read together."""
+    if lines[0].lstrip().startswith(("Metric,", "Statistic,")):  # AIPerf's CSV has sum and p1 columns
+        sections, below = csv_sections(lines), {}
+        tool = "aiperf" if regex.search(r",sum,|,p1,", lines[0]) else "genai-perf"
+    else:
+        sections, below = box_sections(lines)
+        tool = "genai-perf" if any(h and h[0] == "Statistic" for h, _ in sections) else "aiperf"
+    if any(h and h[0] == "Statistic" for h, _ in sections) or any("GenAI-Perf" in line for line in lines[:2]):
+        tool = "genai-perf"
+    out: dict[str, object] = {"tool": tool, **below}
+    for header, rows in sections:
+        for key, value in metric_rows(header, rows).items():
+            if key == "extra":
+                out["extra"] = [*out.get("extra", []), *value]
+            else:
+                out.setdefault(key, value)
+    return out
+
+
+def read_report(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
+    """The results of one report's tables (line number and text of each of their lines)."""
+    first = next((t for _, t in lines if not regex.match(PIPE_TITLE, t)), "")
+    if first.lstrip().startswith("|"):
+        return guidellm_rows(lines)
+    result = metric_result([t for _, t in lines if not regex.match(BOX_TITLE, t)] or [""])
+    return [{"line_no": lines[0][0], **result}] if len(result) > 1 else []
+
+
+def _reports(rows: pl.DataFrame) -> list[list[int]]:
+    """Row indices of the table groups of each report: groups at most GAP lines apart."""
+    reports: list[list[int]] = []
+    end = None
+    for i, (line_no, span) in enumerate(zip(rows["line_no"], rows["span"])):
+        if end is None or line_no - end > GAP:
+            reports.append([])
+        reports[-1].append(i)
+        end = line_no + span - 1
+    return reports
+
+
+def tables(rows: pl.DataFrame) -> pl.DataFrame:
+    """Handler of the table kind: one bench row per result, on the line of its run (the
+    first line of a metric table, the benchmark's row of a GuideLLM summary)."""
+    rows = rows.sort("line_no")
+    parts = []
+    for report in _reports(rows):
+        lines = [(no + k, text) for i in report
+                 for no, body in [(rows["line_no"][i], rows["body"][i])]
+                 for k, text in enumerate(body.split("\n"))]
+        results = read_report(lines)
+        if not results:
+            continue
+        found = pl.DataFrame(results, schema_overrides={k: v for k, v in BENCH.items()}, strict=False)
+        template = rows[report[0]].drop("line_no")
+        parts.append(pl.concat([template] * found.height).hstack(found.select(
+            [c for c in found.columns if c in BENCH or c == "line_no"])))
+    return pl.concat(parts, how="diagonal_relaxed") if parts else rows.clear()

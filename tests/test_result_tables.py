@@ -1,0 +1,89 @@
+"""Benchmark results printed as tables (parsers/result_tables.py): GenAI-Perf and AIPerf box
+tables and CSV exports, GuideLLM pipe tables, each read from real outputs to the bench
+columns, with the same numbers the client's JSON gives where the run saved one."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import FIXTURES, sample
+from loganalyze.diagnosis import diagnose
+
+AIPERF = FIXTURES / "engines" / "vllm-0.32" / "aiperf"
+GUIDELLM = FIXTURES / "engines" / "vllm-0.32" / "guidellm"
+
+
+def rows(run) -> list[dict]:
+    return run.table("bench").sort("line_no").collect().to_dicts()
+
+
+def test_genai_perf_box_table_in_ns_with_a_cut(ingest_one):
+    _, run = ingest_one(sample("bench", "08_"))
+    (row,) = rows(run)
+    assert row["tool"] == "genai-perf" and row["line_no"] == 5  # the title line, above the border
+    assert (row["e2e_mean"], row["e2e_p99"]) == pytest.approx((4110.62343, 5217.352175))  # ns -> ms
+    assert row["ttft_mean"] is None  # the paste holds no TTFT row: nothing is made up
+    assert {"key": "Num output token", "value": "331"} in row["extra"]
+
+
+def test_genai_perf_marker_in_a_cell_and_headless_paste(ingest_one):
+    _, run = ingest_one(sample("bench", "09_"))
+    (row,) = rows(run)
+    assert row["ttft_mean"] == 1764.61  # behind the author's `--->`
+    assert (row["tpot_mean"], row["e2e_p90"]) == (22.17, 13068.19)  # GenAI-Perf's ITL is the others' TPOT
+    _, run = ingest_one(sample("bench", "31_"), name="headless")  # no title, no top border
+    (row,) = rows(run)
+    assert (row["ttft_mean"], row["tpot_mean"], row["output_throughput"]) == (1389.69, 18.15, 1067.75)
+
+
+def test_aiperf_console_csv_and_json_agree(ingest_one):
+    _, run = ingest_one(AIPERF / "artifacts")
+    by_file = {r["source"]: r for r in rows(run)}
+    assert len(by_file) == 3  # console table, CSV export, JSON export of one run
+    for row in by_file.values():
+        assert row["tool"] == "aiperf"
+        assert row["ttft_mean"] == pytest.approx(1436.12, abs=0.01)
+        assert row["e2e_median"] == pytest.approx(1772.02, abs=0.01)
+        assert row["output_throughput"] == pytest.approx(1034.39, abs=0.01)
+        assert row["request_throughput"] == pytest.approx(3.45, abs=0.01)
+        assert row["concurrency"] == pytest.approx(5.61, abs=0.01)
+
+
+def test_aiperf_wrapped_row_names_are_joined(ingest_one):
+    _, run = ingest_one(AIPERF / "artifacts" / "profile_export_console.txt")
+    (row,) = rows(run)
+    keys = {e["key"] for e in row["extra"]}
+    assert "Output Token Throughput Per User (tokens/sec/user)" in keys
+    assert "Completed Requests (Success + Error) (requests)" in keys
+    assert not any("Platform" in k for k in keys)  # the panel below the table is not a row
+
+
+def test_genai_perf_csv_export(ingest_one):
+    _, run = ingest_one(sample("bench", "33_"))
+    (row,) = rows(run)
+    assert row["tool"] == "genai-perf"
+    assert (row["ttft_mean"], row["request_throughput"], row["completed"]) == (1146.31, 1.5, 40)
+
+
+def test_guidellm_tables_join_per_benchmark(ingest_one):
+    _, run = ingest_one(GUIDELLM / "guidellm.txt")
+    two, eight = rows(run)
+    assert (two["label"], two["max_concurrency"], eight["max_concurrency"]) == ("concurrent@2", 2, 8)
+    assert (two["completed"], two["failed"], two["duration_s"], two["output_tokens"]) == (16, 0, 15.0, 12288)
+    assert (eight["e2e_mean"], eight["ttft_median"], eight["ttft_p95"]) == (7200.0, 4319.1, 4610.8)  # `3.2*`, `±` read
+    assert (eight["request_throughput"], eight["concurrency"], eight["output_throughput"]) == (0.7, 6.8, 709.3)
+    assert (eight["itl_mean"], eight["tpot_mean"]) == (5.3, 9.2)
+
+
+def test_guidellm_constant_rate_is_a_rate(ingest_one):
+    _, run = ingest_one(sample("bench", "20_"))
+    (row,) = rows(run)
+    assert (row["label"], row["request_rate"], row["max_concurrency"], row["duration_s"]) == ("constant", None, None, 30.0)
+    assert row["input_tokens"] == 956
+
+
+def test_concurrency_client_tables_never_read_as_a_flood(ingest_one):
+    """AIPerf at --concurrency 8: TTFT 1.4 s against an ITL of 0.6 ms, 150 requests, no rate
+    printed. vLLM's and SGLang's clients default to every prompt at once, AIPerf does not."""
+    _, run = ingest_one(AIPERF / "artifacts" / "profile_export_console.txt")
+    assert "bench-overload" not in {f.id for f in diagnose(run)}
