@@ -39,7 +39,8 @@ CAPPED_SHARE = 0.5
 CLIENT_SHARE = 0.8
 
 # Client args (config `bench.<key>`) -> the bench column they fill.
-ARGS = {"max_concurrency": "max_concurrency", "num_prompts": "num_prompts", "request_rate": "request_rate",
+# GenAI-Perf's and AIPerf's `--concurrency N` holds N requests in flight: a max concurrency.
+ARGS = {"max_concurrency": "max_concurrency", "concurrency": "max_concurrency", "num_prompts": "num_prompts", "request_rate": "request_rate",
         "model": "model", "model_path": "model", "dataset_name": "dataset", "backend": "backend"}
 ARG_TYPES = {"max_concurrency": pl.Int64, "num_prompts": pl.Int64, "request_rate": pl.Float64}
 
