@@ -25,7 +25,7 @@ import regex
 
 from parsers.bench_tables import BENCH
 from parsers.common import fraction
-from parsers import result_tables
+from parsers import bench_json, result_tables
 from parsers.config import explode_pairs, repr_dump
 from parsers.spec import LineKind, LogFormat
 
@@ -253,6 +253,30 @@ def _preamble(rows: pl.DataFrame) -> pl.DataFrame:
     return explode_pairs(rows, pair.reshape((-1, 1, 2)).cast(pl.List(pl.List(pl.String))), "bench_preamble")
 
 
+# A client's own progress bar: no description before the percentage (a server's bars say
+# what they load or capture). Its total is the number of prompts sent.
+PROGRESS = r"^\s*\d{1,3}%\|[^|]*\|\s*\d+/(\d+) \["
+
+
+def _progress(rows: pl.DataFrame) -> pl.DataFrame:
+    """The client's progress bar as config `bench.num_prompts`: its total. vLLM's block
+    before 0.10 prints no failed count, so `Successful requests: 1` after `100/100` is 99
+    failures only the bar tells (bench/24)."""
+    pair = pl.concat_list(pl.lit("bench.num_prompts"), pl.col("body").str.extract(PROGRESS, 1))
+    return explode_pairs(rows, pair.reshape((-1, 1, 2)).cast(pl.List(pl.List(pl.String))), "bench_progress")
+
+
+def _json_lines(rows: pl.DataFrame) -> pl.DataFrame:
+    """A results file's object on one line of a text file: the columns bench-json gives it."""
+    found = bench_json.line_results(rows["body"].to_list())
+    keep = [i for i, row in enumerate(found) if row is not None]
+    if not keep:
+        return rows.clear()
+    schema = {c: t for c, t in BENCH.items() if c != "block"}
+    typed = pl.DataFrame([found[i] for i in keep], schema_overrides=schema, strict=False, infer_schema_length=None)
+    return rows[keep].drop([c for c in typed.columns if c in rows.columns]).hstack(typed)
+
+
 KINDS = (
     # One kind for every printed result, so that the engine groups continuation lines once
     # for this embeddable format (grouping costs a window over every line of every file).
@@ -278,6 +302,17 @@ KINDS = (
             '│             Time to First Token (ms) │    40.84 │    38.58 │    47.18 │    46.69 │    42.24 │    40.35 │ 2.33 │',
             '│            Time to Second Token (ms) │    25.62 │    25.16 │    25.87 │    25.87 │    25.83 │    25.67 │ 0.21 │',
         ),
+    ),
+    LineKind(
+        name="result_json", table="bench", needle=('"completed"', '"request_throughput"', '"median_ttft_ms"'),
+        match=r'^\s*\{".*\}\s*$', handler=_json_lines,
+        samples=('{"backend": "sglang", "dataset_name": "random", "request_rate": Infinity, "max_concurrency": 16, '
+                 '"duration": 91.82, "completed": 300, "total_output_tokens": 300000, '
+                 '"total_output_tokens_retokenized": 0, "request_throughput": 3.27}',),
+    ),
+    LineKind(
+        name="bench_progress", table="config", needle="%|", match=PROGRESS, handler=_progress,
+        samples=("100%|██████████████████████████████████████████████████| 100/100 [00:02<00:00, 34.85it/s]",),
     ),
     LineKind(
         name="bench_cmdline", table="config", needle=("bench", "benchmark"), match=CMDLINE, handler=_cmdline,

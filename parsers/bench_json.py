@@ -157,6 +157,20 @@ def result_row(obj: dict, tool: str) -> dict:
     return row
 
 
+def line_results(texts: list[str]) -> list[dict | None]:
+    """The bench columns of each line that is one whole result object (a JSONL result echoed
+    into a console log or captured with a server's output), None for any other line."""
+    out: list[dict | None] = []
+    for text in texts:
+        try:
+            obj = _loads(text.strip())
+        except ValueError:
+            obj = None
+        tool = tool_of(obj) if isinstance(obj, dict) else None
+        out.append(None if tool is None else {**result_row(obj, tool), "raw": scalars(obj)})
+    return out
+
+
 def _number(value: object) -> int | float | None:
     """A JSON number that fits a column (not a bool, not inf or NaN), else None."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -284,8 +298,7 @@ def read(frame: pl.DataFrame, ctx: Context) -> Parsed:
 
 def sniff(head: str) -> float:
     """A JSON object or list carrying at least two benchmark result keys."""
-    start = head.lstrip()[:1]
-    if start not in ("{", "["):
+    if not re.match(r"\s*(?:\{|\[\s*\{)", head):  # an object, or a list of them; not an MPI tag `[0] `
         return 0.0
     found = sum(1 for m in MARKS if m in head)
     return 1.0 if found >= 2 else 0.0
