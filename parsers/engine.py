@@ -334,7 +334,8 @@ def peel_leaders(fmt: LogFormat, frame: pl.DataFrame, column: str, where: pl.Ser
         return None
     # `# ` is a comment leader only in front of a whole line: vLLM's messages start with `# GPU blocks`.
     found = leader.split(text.gather(at), comments=column == "text" and not fmt.hash_lines)
-    has = found["lead"].str.len_chars() > 0
+    # A line that is all leader (a progress bar alone) is its own message.
+    has = (found["lead"].str.len_chars() > 0) & (found["rest"].str.strip_chars().str.len_chars() > 0)
     if column == "text":
         has = has & ~found["rest"].str.contains(r"^\s")
     if not has.any():

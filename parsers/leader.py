@@ -32,6 +32,7 @@ BARE_STAMP = rf"(?:{ISO}|{MONTH_DAY}|{SYSLOG}|{CLOCK}|1\d{{9}}\.\d{{3,}})"
 
 # Separators take one space, so the indentation of a traceback's frames stays the message's.
 SEP = r"(?: - | *\| ?| |$)"  # not `:`: uvicorn's `INFO:     ` is a message
+BAR = r"\d{1,3}%\|[^|]{0,200}\|[^\[\n]{0,80}\[[^\]\n]{0,120}\]\s*"
 COMMENT = "# "  # output kept as comments in a script or a results file
 # One leader token each, with what separates it from the next.
 TOKENS = (
@@ -48,7 +49,7 @@ TOKENS = (
     r"[A-Za-z_][\w-]* - ",  # an undotted logger name between ` - ` separators
     r"\(\w*\s*pid=\d+[^()]*\) ?",  # a Ray or vLLM process tag
     r"\d{1,7} \[[\w./-]+\.py:\d+\] ?",  # a process id before file:line: `INFO 2193 [scheduler.py:120] `
-    r"\d{1,3}%\|[^|]{0,200}\|[^\[\n]{0,80}\[[^\]\n]{0,120}\]\s*",  # a tqdm bar
+    BAR,  # a tqdm bar glued before a block
 )
 # For formats whose own lines start with `#` (LogFormat.hash_lines), and inside a message.
 LEADER_NO_COMMENT = "^(?:" + "|".join(f"(?:{t})" for t in TOKENS) + ")+"
@@ -67,6 +68,10 @@ def split(text: pl.Series, comments: bool = True) -> pl.DataFrame:
     the line without it (`rest`); `# ` is a leader only where `comments`."""
     groups = text.str.extract_groups(f"(?P<lead>{LEADER if comments else LEADER_NO_COMMENT})").struct.unnest()
     lead = groups["lead"].fill_null("")
+    # A progress bar with nothing after it is the line's message, not its leader.
+    alone = strip_suffix(text).str.strip_chars_end().str.len_chars() <= lead.str.strip_chars_end().str.len_chars()
+    if alone.any():
+        lead = pl.select(pl.when(alone).then(lead.str.replace(f"{BAR}$", "")).otherwise(lead)).to_series()
     return pl.DataFrame({
         "lead": lead,
         "lead_ts": groups["ts"].fill_null(groups["ts__2"]),
