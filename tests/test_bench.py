@@ -279,3 +279,31 @@ def test_reference_speculation_net_negative_against_base(reference):
     cap = found[order.index("concurrency-cap")]
     assert cap.metrics["cap_hit_at_c"] == 64 and "plateaus at 849" in cap.verdict
     assert not [i for i in ids(base) if i.startswith("bench-")]
+
+
+def test_result_object_on_one_line_of_a_console_log(ingest_one):
+    """bench/13: sglang's --output-file line echoed after a settings line, in a text file
+    another format claims: the object is still one bench row, read as the results file is."""
+    _, run = ingest_one(sample("bench", "13_"))
+    (row,) = bench(run)
+    assert (row["tool"], row["completed"], row["output_tokens"], row["output_tokens_retokenized"]) == (
+        "sglang.bench_serving", 300, 300000, 0)
+    assert "bench-failures" in ids(run)
+
+
+def test_progress_bar_total_counts_the_prompts_sent(ingest_one):
+    """bench/24: vLLM before `Failed requests:` existed; `100/100` on the bar above a block
+    with `Successful requests: 1` is 99 failures."""
+    _, run = ingest_one(sample("bench", "24_"))
+    assert run.config()["bench.num_prompts"] == "100"
+    found = {f.id: f for f in diagnose(run)}
+    assert found["bench-failures"].metrics["failed"] == 99 and found["bench-failures"].severity == "critical"
+
+
+def test_every_prompt_in_flight_at_once_is_a_flood(ingest_one):
+    """bench/02: no rate line, the block cut before TPOT, but `Peak concurrent requests: 1000`
+    of 1000 completed: they were all sent at once."""
+    _, run = ingest_one(sample("bench", "02_"))
+    (finding,) = [f for f in diagnose(run) if f.id == "bench-overload"]
+    assert "1000 of 1000 requests were in flight at once" in finding.verdict
+    assert finding.confidence == "medium"

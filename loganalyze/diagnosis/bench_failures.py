@@ -1,7 +1,8 @@
 """Benchmark results that cannot be taken at face value: one module, four findings.
 
 * bench-failures (failed-requests): requests that failed (vLLM's `Failed requests`; for sglang, which
-  prints no count, prompts sent - `Successful requests`). Throughput and latency then
+  prints no count, and vLLM before it did, prompts sent - `Successful requests`, the prompts
+  sent being the client's args or its progress bar's total). Throughput and latency then
   describe only the survivors (sample sglang/09: 1648 of 3000 succeeded).
 * bench-failures (low-concurrency): the concurrency the client achieved (mean requests in flight) far
   below what was requested: the sweep step measured a lighter load than its label says
@@ -15,7 +16,8 @@
   vllm/32: 1000 prompts at rate inf, TTFT 9.6 s against TPOT 78 ms; vllm/34: 65 requests/s
   offered, 4.17 served). Where the result prints no rate, only a queue in the latencies
   (mean TTFT >= 1 s and >= 10 TPOTs) says so, with low confidence: a 158 ms TTFT at 1000
-  prompts (bench/04) is no flood. That reading holds only for the clients whose default
+  prompts (bench/04) is no flood. vLLM's `Peak concurrent requests` at >= 90 % of the
+  completed requests says every prompt was in flight at once (bench/02). That reading holds only for the clients whose default
   rate is inf (vLLM's and SGLang's), never for GenAI-Perf, AIPerf or GuideLLM.
 """
 
@@ -37,6 +39,7 @@ RETOKENIZED_MIN = 100  # tokens: a few tokens of a tiny run (2 output tokens per
 RETOKENIZED_PER_REQUEST = 8
 OVERLOAD = 1.5  # offered request rate / completed request rate
 MIN_BURST = 100  # prompts sent at once before a burst is more queue than service
+ALL_IN_FLIGHT = 0.9  # peak concurrent requests / completed: every prompt was in flight at once
 QUEUED_TTFT_MS = 1000  # with no request rate printed: a mean TTFT this long ...
 QUEUED_RATIO = 10  # ... and this many TPOTs is a queue in front of the server
 # Clients whose default is to send every prompt at once; GenAI-Perf, AIPerf and GuideLLM
@@ -142,6 +145,19 @@ def _retokenized(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
     )]
 
 
+def _offered(worst: dict) -> str:
+    """What the client offered, in the words of the evidence that says so."""
+    if worst["request_rate"] == float("inf"):
+        return "every prompt at once (rate inf, no --max-concurrency)"
+    if worst["request_rate"] is not None:
+        return f"{worst['request_rate']:g} requests/s"
+    peak, done = worst["peak_concurrency"], worst["completed"]
+    if peak is not None and done and peak >= ALL_IN_FLIGHT * done:
+        return f"every prompt at once (no request rate in the log; {peak:.0f} of {done} requests were in flight at once)"
+    return ("more than it served (no request rate in the log; the first token waited "
+            f"{worst['ttft_mean'] / worst['tpot_mean']:.0f}x as long as each token after it)")
+
+
 def _overload(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
     rate = pl.col("request_rate")
     # Not printed: the clients' default is inf, but the log does not say so; only a queue
@@ -151,15 +167,15 @@ def _overload(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
     inf_default = pl.col("tool").is_null() | pl.col("tool").is_in(RATE_INF_DEFAULT)
     unknown = rate.is_null() & inf_default & (pl.col("completed") >= MIN_BURST) & queued.fill_null(False)
     too_fast = rate.is_finite() & (rate > OVERLOAD * pl.col("request_throughput"))
+    # No rate printed, but vLLM's `Peak concurrent requests` says they were all in flight at once.
+    all_in = (rate.is_null() & (pl.col("completed") >= MIN_BURST)
+              & (pl.col("peak_concurrency") >= ALL_IN_FLIGHT * pl.col("completed"))).fill_null(False)
     # With --max-concurrency the client holds requests back itself: the server is not flooded.
-    over = rows.filter(pl.col("max_concurrency").is_null() & (burst | unknown | too_fast))
+    over = rows.filter(pl.col("max_concurrency").is_null() & (burst | unknown | too_fast | all_in))
     if over.height == 0:
         return []
     worst = over.sort("ttft_mean", descending=True, nulls_last=True).row(0, named=True)
-    offered = ("every prompt at once (rate inf, no --max-concurrency)" if worst["request_rate"] == float("inf") else
-               "more than it served (no request rate in the log; the first token waited "
-               f"{worst['ttft_mean'] / worst['tpot_mean']:.0f}x as long as each token after it)"
-               if worst["request_rate"] is None else f"{worst['request_rate']:g} requests/s")
+    offered = _offered(worst)
     ttft = f"; mean TTFT {worst['ttft_mean'] / 1000:.1f} s is mostly time in the queue" if worst["ttft_mean"] else ""
     return [Finding(
         id="bench-overload",
@@ -173,7 +189,7 @@ def _overload(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
         recommendation=("Sweep --max-concurrency (1, 2, 4 ... 128) or request rates below the measured throughput to "
                         "see latency at a load the server sustains; a server-side cap (max_num_seqs, "
                         "max_running_requests) shows in its log as requests waiting."),
-        confidence="low" if worst["request_rate"] is None else "medium",
+        confidence="low" if worst["request_rate"] is None and "in flight" not in offered else "medium",
         evidence=bench_evidence(ctx.run, worst, "request_rate", "request_throughput", "ttft_mean", "peak_concurrency"),
         metrics={"request_rate": worst["request_rate"], "request_throughput": worst["request_throughput"],
                  "ttft_mean_ms": worst["ttft_mean"]},
@@ -184,6 +200,10 @@ def check(ctx: Context) -> list[Finding]:
     sweep = ctx.metrics.get("sweep")
     if not sweep:
         return []
-    results = sweep.frames["results"]  # one result per level, plus results that name no level
-    rows = pl.concat([sweep.frames["levels"], results.filter(pl.col("c").is_null())], how="diagonal_relaxed")
+    # One result per level, plus the results of no level: they name none, or print no
+    # throughput to rank them by (a block cut short, a run where nearly every request failed).
+    levels, results = sweep.frames["levels"], sweep.frames["results"]
+    unranked = results.filter(pl.col("c").is_not_null() & ~pl.col("c").is_in(levels["c"].implode()))
+    rows = pl.concat([levels, results.filter(pl.col("c").is_null()), unranked.unique("c", keep="last", maintain_order=True)],
+                     how="diagonal_relaxed")
     return _failed(ctx, rows) + _low_concurrency(ctx, rows) + _retokenized(ctx, rows) + _overload(ctx, rows)
