@@ -25,7 +25,7 @@ import regex
 
 from parsers.bench_tables import BENCH
 from parsers.common import fraction
-from parsers import bench_json, result_tables
+from parsers import bench_json, result_tables, summary_labels
 from parsers.config import explode_pairs, repr_dump
 from parsers.spec import LineKind, LogFormat
 
@@ -34,6 +34,15 @@ FOOTER = r"(?m)^={50}\s*$"
 # Rows inside a block: `label:  value` (the label is padded to 40), a label alone
 # (`Per-position acceptance (%):`), a dash-centred section title, the closing `=` * 50.
 BLOCK_ROW = r"^\s*[A-Za-z#][^:]*:(?:\s+\S.*)?\s*$|^-{3,}[^-].*[^-]-{3,}\s*$|^={50}\s*$"
+# Other clients' summary blocks (parsers/summary_labels.py): inference-benchmark's `====Result
+# for Model: X====`, fw-ai's `=== Summary ===`, trtllm-bench's `= PERFORMANCE OVERVIEW` and its
+# `[Latency] P50 : x` rows, vLLM's guided-serving `Benchmark Results:`, evalscope's
+# `Benchmarking summary:`. Blocks printed with no banner (JetStream, vLLM 0.1, LMDeploy,
+# OpenVINO) are recognised by their first row.
+SUMMARY = (r"^=+ ?Result for .*$|^=+ Summary =+\s*$|^= PERFORMANCE OVERVIEW\s*$"
+           r"|^(?:Benchmark Results|Benchmarking summary)\s*:\s*$")
+SUMMARY_ROW = r"^={20,}\s*$|^= [A-Z][A-Z0-9 +/-]*\s*$|^\[\w+\] \w+\s*:\s*\S|^-{10,}\s*$"
+UNBANNERED = r"^(?:Successful requests|Total time|concurrency|Load time):\s*\S|^-{10,}\s*$"
 
 TOOLS = (
     r"sglang\.(?:bench_serving|benchmark\.serving|bench_one_batch_server|bench_one_batch|bench_latency|"
@@ -89,12 +98,17 @@ def _rows(rows: pl.DataFrame) -> pl.DataFrame:
     latency = norm.str.extract_groups(LATENCY_ROW)
     metric = latency.struct.field("2").replace({"e2el": "e2e", "e2e latency": "e2e"})
     stat = latency.struct.field("1").replace({"p50": "median"})
-    column = pl.coalesce(norm.replace_strict(LABELS, default=None), metric + "_" + stat)
+    known = pl.coalesce(norm.replace_strict(LABELS, default=None), metric + "_" + stat)
+    generic, generic_value = summary_labels.columns(norm, pl.col("value"))
+    column = pl.coalesce(known, generic)
     column = pl.when(column.is_in(list(BENCH))).then(column)  # P99.9 and the like: `extra`
     value = pl.when(pl.col("value").str.to_lowercase().is_in(["not set", "none", "n/a", ""])).then(None).otherwise(
-        pl.col("value").str.strip_suffix("%")
+        pl.when(known.is_null() & generic.is_not_null()).then(generic_value)
+        .otherwise(pl.col("value").str.strip_suffix("%"))
     )
-    return long.with_columns(norm=norm, column=column, value=value)
+    long = long.with_columns(norm=norm, column=column, value=value, failed=summary_labels.failed_of(norm, pl.col("value")))
+    failed = long.filter(pl.col("failed").is_not_null()).with_columns(column=pl.lit("failed"), value=pl.col("failed"))
+    return pl.concat([long, failed]).drop("failed")
 
 
 def _positions(long: pl.DataFrame) -> pl.DataFrame:
@@ -123,13 +137,21 @@ def _typed(wide: pl.DataFrame) -> pl.DataFrame:
 
 
 def serving_blocks(rows: pl.DataFrame) -> pl.DataFrame:
-    """One bench row per `Serving Benchmark Result` block, its rows read by label."""
-    text = pl.col("body").str.replace(r"(?s)(\n={50}[ \t]*)\n.*$", "$1")
+    """One bench row per `Serving Benchmark Result` block or other client's summary block,
+    its rows read by label; a summary block that names no known quantity is no result."""
+    # Cut at the footer; a rule right under a banner (`Benchmark Results:` / `=====`) is not one.
+    ruled = r"^[^\n]*\n={50}[ \t]*\n"
+    text = (pl.when(pl.col("body").str.contains(ruled))
+            .then(pl.col("body").str.replace(rf"(?s)({ruled}.*?\n={{50}}[ \t]*)\n.*$", "$1"))
+            .otherwise(pl.col("body").str.replace(r"(?s)(\n={50}[ \t]*)\n.*$", "$1")))
+    serving = text.str.contains(r"(?m)^=+ ?Serving Benchmark Result")
     rows = rows.with_columns(
         block=text.str.split("\n"),  # cut at the footer
-        partial=~text.str.contains(FOOTER) | ~text.str.contains(r"(?m)^=+ ?Serving Benchmark Result"),
+        partial=~text.str.contains(FOOTER) | ~serving,
         tool=pl.when(text.str.contains(SGLANG_ROWS)).then(pl.lit("sglang.bench_serving"))
-        .otherwise(pl.lit("vllm.bench_serve")),
+        .when(serving).then(pl.lit("vllm.bench_serve"))
+        .when(text.str.contains(r"(?m)^= PERFORMANCE OVERVIEW")).then(pl.lit("trtllm-bench")),
+        serving=serving,
     )
     long = _rows(rows)
     known = long.filter(pl.col("column").is_not_null())
@@ -140,7 +162,8 @@ def serving_blocks(rows: pl.DataFrame) -> pl.DataFrame:
     other = long.filter(pl.col("column").is_null() & pl.col("value").is_not_null()
                         & ~pl.col("norm").str.contains(r"^position \d+$"))
     extra = other.group_by("line_no").agg(extra=pl.struct(key="label", value="value"))
-    out = rows.join(_typed(wide), on="line_no", how="left")
+    out = rows.filter(pl.col("serving") | pl.col("line_no").is_in(known["line_no"].implode())).drop("serving")
+    out = out.join(_typed(wide), on="line_no", how="left")
     return out.join(_positions(long), on="line_no", how="left").join(extra, on="line_no", how="left")
 
 
@@ -278,13 +301,16 @@ def _json_lines(rows: pl.DataFrame) -> pl.DataFrame:
 
 
 KINDS = (
-    # One kind for every printed result, so that the engine groups continuation lines once
-    # for this embeddable format (grouping costs a window over every line of every file).
+    # One kind for every printed `label: value` result, so that the engine groups their
+    # continuation lines once (grouping costs a window over every line of a file that has
+    # a start line; tables have their own kind, their rows being of another shape).
     LineKind(
         name="result", table="bench",
-        needle=("Serving Benchmark Result", "Prefill. latency:", "Avg latency:", "Throughput:"),
-        match="|".join((HEADER, ANY_LINE_RESULT)),
-        continuation=BLOCK_ROW + r"|^\d+% percentile latency: ", handler=results,
+        needle=("Serving Benchmark Result", "Prefill. latency:", "Avg latency:", "Throughput:", "Result for",
+                "Summary", "PERFORMANCE OVERVIEW", "Benchmark Results", "Benchmarking summary"),
+        match="|".join((HEADER, ANY_LINE_RESULT, SUMMARY)),
+        continuation="|".join((BLOCK_ROW, r"^\d+% percentile latency: ", SUMMARY_ROW)), orphan=UNBANNERED,
+        handler=results,
         samples=("============ Serving Benchmark Result ============",
                  "Prefill. latency: 0.03161 s, throughput:   4049.31 token/s",
                  "Avg latency: 1.2345678 seconds",
@@ -338,7 +364,7 @@ FORMAT = LogFormat(
     prefix=r"^(?P<msg>.*)$",
     kinds=KINDS,
     embeddable=True,
-    detect=(HEADER, CMDLINE, r"^Prefill\. latency: .* token/s$", r"^Avg latency: [\d.]+ seconds$",
+    detect=(HEADER, SUMMARY, r"^(?:Successful requests|Load time):\s*\S", r"^elapsed_time: [\d.]+s$", CMDLINE, r"^Prefill\. latency: .* token/s$", r"^Avg latency: [\d.]+ seconds$",
             r"^Throughput: [\d.]+ requests/s, ", r"^\s*┃\s*(?:Statistic|Metric)\s*┃", r"^(?:Metric|Statistic),avg,",
             r"^\s*(?:ℹ\s*)?(?:Run Summary Info|Request Latency Statistics|Server Throughput Statistics)"),
     versions=(

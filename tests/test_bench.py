@@ -307,3 +307,19 @@ def test_every_prompt_in_flight_at_once_is_a_flood(ingest_one):
     (finding,) = [f for f in diagnose(run) if f.id == "bench-overload"]
     assert "1000 of 1000 requests were in flight at once" in finding.verdict
     assert finding.confidence == "medium"
+
+
+@pytest.mark.parametrize("prefix,want", [
+    ("07_", {"completed": 120, "failed": 0, "duration_s": 115.56, "ttft_mean": 510.0, "itl_mean": 80.0}),  # per minute, (s)
+    ("18_", {"duration_s": 166.88, "request_throughput": 5.99, "e2e_mean": 67590.0}),  # vLLM 0.1, no banner
+    ("40_", {"tool": "trtllm-bench", "request_throughput": 248.4751, "e2e_mean": 53522.9014}),
+    ("47_", {"duration_s": 295.3, "request_throughput": 10.159, "output_throughput": 2353.993}),  # LMDeploy
+    ("51_", {"completed": 100, "failed": 0, "max_concurrency": 128, "ttft_mean": None}),  # evalscope: no unit, no TTFT
+    ("55_", {"completed": 100, "failed": 0, "request_throughput": 7.17, "output_throughput": 3624.51}),
+    ("57_", {"ttft_mean": 20.88, "tpot_mean": 20.88}),  # OpenVINO's `mean ± std ms`
+])
+def test_other_clients_summary_blocks_read_by_label_words(prefix, want, ingest_one):
+    _, run = ingest_one(sample("bench", prefix))
+    (row,) = bench(run)
+    assert {k: row[k] for k in want} == pytest.approx(want) if all(
+        isinstance(v, float) for v in want.values()) else {k: row[k] for k in want} == want
