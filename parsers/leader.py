@@ -56,6 +56,9 @@ LEADER = "^(?:" + "|".join(f"(?:{t})" for t in TOKENS) + ")+"
 START = (rf"^(?:>|\*\*|\[|\d\d[-:]\d|\d{{4}}-|1\d{{9}}\.|\d{{1,7}} \[|\d{{1,3}}%\||(?:{MONTHS}) "
          rf"|(?:{LEVELS})(?:[ \]|]|:[A-Za-z_])|[A-Za-z_]\w*(?:\.\w+)+ *[-|]|[A-Za-z_][\w-]* - |\(\w*\s*pid=)")
 SUFFIX = r"(?:\s+\([\w./-]+\.py:\d+\)|\*\*)$"
+# An indented `function (file.py:N)` and nothing else is a py-spy stack frame, whose
+# location is the frame's, not a logging suffix.
+PYSPY_FRAME = r"^\s+\S+ \([\w./<>-]+\.py:\d+\)$"
 
 
 def split(text: pl.Series) -> pl.DataFrame:
@@ -75,7 +78,8 @@ def strip_suffix(text: pl.Series) -> pl.Series:
     """The lines without a `(file.py:N)` or `**` at their end."""
     if not (text.str.ends_with(")") | text.str.ends_with("**")).any():
         return text
-    return text.str.replace(SUFFIX, "")
+    return pl.select(pl.when(text.str.contains(PYSPY_FRAME)).then(text).otherwise(text.str.replace(SUFFIX, ""))
+                     ).to_series().alias(text.name)
 
 
 def peel(text: pl.Series) -> pl.Series:

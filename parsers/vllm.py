@@ -33,7 +33,7 @@ from dataclasses import replace
 
 import polars as pl
 
-from parsers.common import ACCESS, TRACEBACK, TRACEBACK_CONTINUATION
+from parsers.common import ACCESS, FATAL_ERROR, STACK_DUMP, TRACEBACK, TRACEBACK_CONTINUATION
 from parsers.config import explode_pairs, repr_pairs, typed
 from parsers.spec import Key, LineKind, LogFormat, TsFormat
 
@@ -537,6 +537,8 @@ KINDS = (
            ("/env/lib/python3.11/site-packages/transformers/models/gemma3/configuration_gemma3.py:242: FutureWarning: "
             "The `sliding_window_pattern` attribute is deprecated",),
            match=r"^\S+\.py:\d+: \w*Warning: ", continuation=r"^(?:\s|[a-z])"),
+    STACK_DUMP,
+    FATAL_ERROR,
     replace(TRACEBACK, orphan=r'^\s*File "', samples=(
         "(EngineCore pid=104) Traceback (most recent call last):",
         '(RayWorkerWrapper pid=67451, ip=10.0.0.1) ERROR 06-25 15:28:30 worker_base.py:148]   File "/x/worker.py", '

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import importlib
 from conftest import ROOT, SAMPLES, mutate, sample
 from loganalyze import reader
+from loganalyze.diagnosis import diagnose
 from loganalyze.ingest import parse_batch
 from parsers import vllm
 from parsers.engine import Context, parse
@@ -640,3 +641,32 @@ def test_vllm_032_startup_recorded_here(ingest_one):
     assert run.config()["model"] == "/tmp/rec/model"
     s = run.metrics()["startup"].summary
     assert (s["engine_init_s"], s["load_s"], s["ready"], s["still_loading"]) == (9.6, 0.0, True, False)
+
+
+def test_89_pyspy_dump_of_an_engine_waiting_on_its_workers(ingest_one):
+    """A py-spy dump alone (the header and MainThread): a hang, and the engine is not the
+    stuck process: it waits for the workers' answer on the shared-memory queue."""
+    _, run = ingest_one(sample("vllm", "89_"))
+    dumps = run.table("events").filter(pl.col("kind") == "stack_dump").sort("line_no").collect()
+    assert dumps.select("line_no", "span").rows() == [(1, 2), (4, 8)]  # blank lines are no one's
+    fields = dumps["fields"].str.json_decode()
+    assert fields.struct.field("state").to_list() == [None, "idle"]
+    found = diagnose(run)
+    assert [f.id for f in found] == ["hang"]
+    assert "waiting for a message from another process" in found[0].verdict
+    assert found[0].metrics["stuck_in"].startswith("poll (zmq/sugar/poll.py:106) <- poll (zmq/sugar/socket.py:1062)")
+
+
+def test_a_dump_after_a_fatal_error_is_the_crash_not_a_hang(ingest_one, tmp_path):
+    """faulthandler prints the same thread blocks when a process dies of a signal: those
+    belong to the crash (the lines are CPython's own format)."""
+    log = tmp_path / "segv.log"
+    log.write_text("INFO 01-30 03:18:12 gpu_model_runner.py:848] Loading model weights took 67.7229 GB\n"
+                   "Fatal Python error: Segmentation fault\n\n"
+                   "Current thread 0x00007f3c2a5fe740 (most recent call first):\n"
+                   '  File "/usr/lib/python3.10/site-packages/torch/cuda/graphs.py", line 88 in capture_end\n'
+                   '  File "/workspace/vllm/worker/model_runner.py", line 1535 in capture_model\n')
+    _, run = ingest_one(log)
+    kinds = run.table("events").sort("line_no").collect()["kind"].to_list()
+    assert kinds == ["weights_loaded", "fatal_error", "stack_dump"]
+    assert [f.id for f in diagnose(run)] == ["crash"]
