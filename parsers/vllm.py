@@ -150,6 +150,13 @@ def _v0_intervals(rows: pl.DataFrame, state: dict) -> pl.DataFrame:
     )
 
 
+def _offline_summary(rows: pl.DataFrame) -> pl.DataFrame:
+    """The acceptance rate of the offline example's summary: accepted / drafted where it
+    prints them, else the mean of the per-position rates (the same ratio, for a fixed k)."""
+    rate = pl.when(pl.col("drafted") > 0).then(pl.col("accepted") / pl.col("drafted"))
+    return rows.with_columns(accept_rate=pl.coalesce(rate, pl.col("per_position").list.mean()))
+
+
 # --------------------------------------------------------------------------- config
 
 COMMON_COLUMNS = ("line_no", "ts", "rank", "kind", "process", "level", "raw")
@@ -308,6 +315,25 @@ KINDS = (
             "efficiency: 0.598, Number of speculative tokens: 3, Number of accepted tokens: 8547, Number of draft "
             "tokens: 13311, Number of emitted tokens: 10616.",
         ),
+    ),
+    # The offline examples (examples/offline_inference/spec_decode.py and its predecessor
+    # eagle.py) print totals from the engine's counters, not a log line: `total_num_output_tokens`,
+    # `num_drafts`, `num_draft_tokens`, `num_accepted_tokens` (later releases), `mean acceptance
+    # length`, then `acceptance at token i: r` per draft position (`i:r` in the first form).
+    # One spec row for the whole run; a summary without the totals is the run of its lines.
+    LineKind(
+        name="spec_offline_summary", table="spec", needle="total_num_output_tokens: ",
+        match=r"^total_num_output_tokens: \d+$",
+        rewrites=((r"\n-{10,}", ""), (r"\nacceptance at token 0: ?", "\nper_position: "),
+                  (r"\nacceptance at token [1-9]\d*: ?", ", ")),
+        pattern=(r"(?s)^(?:.*?num_drafts: (?P<drafts>\d+))?(?:.*?num_draft_tokens: (?P<drafted>\d+))?"
+                 r"(?:.*?num_accepted_tokens: (?P<accepted>\d+))?.*?mean acceptance length: (?P<mean_accept_len>[\d.]+)"
+                 r"(?:\nper_position: (?P<per_position>[\d.]+(?:, [\d.]+)*))?"),
+        types={"drafts": I, "drafted": I, "accepted": I, "mean_accept_len": F, "per_position": pl.List(F)},
+        continuation=r"^(?:(?:num_drafts|num_draft_tokens|num_accepted_tokens|mean acceptance length): [\d.]+"
+                     r"|-{10,}|acceptance at token \d+: ?[\d.]+)$",
+        orphan=r"^(?:-{10,}|mean acceptance length: [\d.]+)$", handler=_offline_summary,
+        samples=("total_num_output_tokens: 68596",),
     ),
     _config("engine_config", "LLM engine", r"Initializing an? (?:V[01] )?LLM engine(?: \(v(?P<version>[^)]+)\))? "
             r"with config: (?P<cfg>.*)$", _engine_config, (
@@ -567,6 +593,7 @@ FORMAT = LogFormat(
         HEADER,
         r"Avg prompt throughput: [\d.]+ tokens/s, Avg generation throughput: ",
         r"SpecDecoding metrics: |Speculative metrics: Draft acceptance rate",
+        r"^(?:mean acceptance length: [\d.]+|acceptance at token \d+: ?[\d.]+)$",  # the offline spec_decode example
         r"Initializing an? (?:V[01] )?LLM engine",
         r"vLLM API server version |vLLM server version |non-default args: \{",
         r"(?:^|[\s$#>])vllm serve ",

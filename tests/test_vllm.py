@@ -670,3 +670,24 @@ def test_a_dump_after_a_fatal_error_is_the_crash_not_a_hang(ingest_one, tmp_path
     kinds = run.table("events").sort("line_no").collect()["kind"].to_list()
     assert kinds == ["weights_loaded", "fatal_error", "stack_dump"]
     assert [f.id for f in diagnose(run)] == ["crash"]
+
+
+def test_74_offline_spec_decode_summary_is_one_spec_row(ingest_one):
+    """examples/offline_inference/spec_decode.py's printed totals: one spec row, k from the positions."""
+    _, run = ingest_one(sample("vllm", "74_"))
+    row = run.table("spec").collect().row(0, named=True)
+    assert (row["drafts"], row["drafted"], row["accepted"], row["mean_accept_len"]) == (20468, 204680, 48266, 3.36)
+    assert row["accept_rate"] == pytest.approx(48266 / 204680)
+    assert row["per_position"][:3] == [0.71, 0.5, 0.36] and len(row["per_position"]) == 10
+    assert run.metrics()["speculative"].summary["steps"] == 10
+
+
+def test_the_first_offline_summary_form_without_totals(ingest_one, tmp_path):
+    """The example's first form printed only the mean length and `acceptance at token i:r`."""
+    log = tmp_path / "eagle.log"
+    log.write_text("-" * 50 + "\nmean acceptance length: 2.10\n" + "-" * 50 + "\n"
+                   "acceptance at token 0:0.62\nacceptance at token 1:0.33\nacceptance at token 2:0.15\n")
+    _, run = ingest_one(log)
+    row = run.table("spec").collect().row(0, named=True)
+    assert (row["mean_accept_len"], row["per_position"], row["drafts"]) == (2.10, [0.62, 0.33, 0.15], None)
+    assert row["accept_rate"] == pytest.approx((0.62 + 0.33 + 0.15) / 3)
