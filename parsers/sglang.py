@@ -201,6 +201,7 @@ FORMAT = LogFormat(
         r"fired up and ready to roll",
         r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: (?:DP|TP|EP|PP)\d+)+\] ",
         r"Load weight (?:begin|end)\. ",
+        r'^\s*File "[^"]*/sglang/',  # a traceback through SGLang's own code
         r"sglang",
     ),
     versions=(

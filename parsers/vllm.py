@@ -594,6 +594,7 @@ FORMAT = LogFormat(
         r"Avg prompt throughput: [\d.]+ tokens/s, Avg generation throughput: ",
         r"SpecDecoding metrics: |Speculative metrics: Draft acceptance rate",
         r"^(?:mean acceptance length: [\d.]+|acceptance at token \d+: ?[\d.]+)$",  # the offline spec_decode example
+        r'^\s*File "[^"]*/vllm/',  # a traceback through vLLM's own code
         r"Initializing an? (?:V[01] )?LLM engine",
         r"vLLM API server version |vLLM server version |non-default args: \{",
         r"(?:^|[\s$#>])vllm serve ",

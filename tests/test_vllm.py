@@ -691,3 +691,15 @@ def test_the_first_offline_summary_form_without_totals(ingest_one, tmp_path):
     row = run.table("spec").collect().row(0, named=True)
     assert (row["mean_accept_len"], row["per_position"], row["drafts"]) == (2.10, [0.62, 0.33, 0.15], None)
     assert row["accept_rate"] == pytest.approx((0.62 + 0.33 + 0.15) / 3)
+
+
+def test_77_ray_worker_traceback_after_a_message_that_looks_like_a_frame(ingest_one):
+    """Ray's own format (`<stamp>\\tERROR worker.py:861 -- Exception raised in creation task:`):
+    the message line looks like a traceback's continuation, so the cut traceback starts at
+    the first frame after it; the vLLM frames make the file vLLM's."""
+    result, run = ingest_one(sample("vllm", "77_"))
+    assert result.sources[0].format == "vllm"
+    ev = run.table("events").sort("line_no").collect()
+    assert ev.select("line_no", "kind", "span").rows() == [(1, "other", 1), (2, "traceback", 8)]
+    crash = next(f for f in diagnose(run) if f.id == "crash")
+    assert "_init_distributed_environment, wrapper, all_reduce" in crash.verdict
