@@ -48,12 +48,15 @@ TOKENS = (
     r"\(\w*\s*pid=\d+[^()]*\) ?",  # a Ray or vLLM process tag
     r"\d{1,7} \[[\w./-]+\.py:\d+\] ?",  # a process id before file:line: `INFO 2193 [scheduler.py:120] `
     r"\d{1,3}%\|[^|]{0,200}\|[^\[\n]{0,80}\[[^\]\n]{0,120}\]\s*",  # a tqdm bar
+    # A date whose first characters a paste cut off (`025-06-23 18:55:20 TP0] `): its
+    # year is lost, so it gives no timestamp.
+    r"(?:\d{1,3}-|-)\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:\] ?| )",
 )
 LEADER = "^(?:" + "|".join(f"(?:{t})" for t in TOKENS) + ")+"
 # What a leader can start with: a batch with no such line skips the leader regex.
 # Tight on purpose: it runs on every line, and a line it passes pays for the full leader
 # regex (uvicorn's `INFO:     127.0.0.1...`, most lines of a busy vLLM log, must not).
-START = (rf"^(?:>|\*\*|\[|\d\d[-:]\d|\d{{4}}-|1\d{{9}}\.|\d{{1,7}} \[|\d{{1,3}}%\||(?:{MONTHS}) "
+START = (rf"^(?:>|\*\*|\[|\d\d[-:]\d|\d{{4}}-|\d{{1,3}}-\d\d-|-\d\d-\d\d |1\d{{9}}\.|\d{{1,7}} \[|\d{{1,3}}%\||(?:{MONTHS}) "
          rf"|(?:{LEVELS})(?:[ \]|]|:[A-Za-z_])|[A-Za-z_]\w*(?:\.\w+)+ *[-|]|[A-Za-z_][\w-]* - |\(\w*\s*pid=)")
 SUFFIX = r"(?:\s+\([\w./-]+\.py:\d+\)|\*\*)$"
 # An indented `function (file.py:N)` and nothing else is a py-spy stack frame, whose

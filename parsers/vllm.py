@@ -70,6 +70,7 @@ STATS_KEYS = (
 # Header-like parts (`Engine 000: `) move to the end, where `extra` finds them as pairs.
 STATS_REWRITES = (
     (r"\.$", ""),
+    (r"^RUNNING: (\d+) \| WAITING: (\d+)$", "Running: $1 reqs, Waiting: $2 reqs"),  # V1 0.7.0's core.py line
     (r"^.*?Engine (\d+): (.*)$", "$2, Engine: $1"),
     (r"^.*?(\d+) Engines Aggregated: (.*)$", "$2, Engines aggregated: $1"),
     (r"^.*?Iteration\((\d+)\): (.*)$", "$2, Iteration: $1"),
@@ -286,6 +287,9 @@ KINDS = (
         "INFO 01-31 10:00:00 loggers.py:72] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 9.9 "
         "tokens/s, Running: 2 reqs, Waiting: 0 reqs GPU KV cache usage: 1.0%.",
     )),
+    _stats("core_stats", "decode", "RUNNING: ", r"^RUNNING: \d+ \| WAITING: \d+$", (
+        "INFO 01-04 17:21:02 core.py:247] RUNNING: 306 | WAITING: 628",
+    )),
     _stats("prefix_cache", "prefix_cache", "Prefix cache hit rate: GPU: ", r"^Prefix cache hit rate: GPU: ", (
         "INFO 10-16 19:06:01 metrics.py:361] Prefix cache hit rate: GPU: 94.35%, CPU: 0.00%",
     )),
@@ -333,7 +337,9 @@ KINDS = (
         continuation=r"^(?:(?:num_drafts|num_draft_tokens|num_accepted_tokens|mean acceptance length): [\d.]+"
                      r"|-{10,}|acceptance at token \d+: ?[\d.]+)$",
         orphan=r"^(?:-{10,}|mean acceptance length: [\d.]+)$", handler=_offline_summary,
-        samples=("total_num_output_tokens: 68596",),
+        samples=("total_num_output_tokens: 68596", "num_drafts: 20468", "num_draft_tokens: 204680",
+                 "num_accepted_tokens: 48266", "mean acceptance length: 3.36", "-" * 50,
+                 "acceptance at token 0: 0.71", "acceptance at token 1: 0.50"),
     ),
     _config("engine_config", "LLM engine", r"Initializing an? (?:V[01] )?LLM engine(?: \(v(?P<version>[^)]+)\))? "
             r"with config: (?P<cfg>.*)$", _engine_config, (

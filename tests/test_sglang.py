@@ -197,3 +197,11 @@ def test_72_missing_pyspy_is_typed_and_recommended(ingest_one):
     assert failed["fields"].str.json_decode().struct.field("pid").to_list() == [113688]
     hang = next(f for f in diagnose(run) if f.id == "hang")
     assert "install py-spy" in hang.recommendation
+
+
+def test_63_first_line_cut_inside_its_date_is_still_a_stats_line(ingest_one):
+    _, run = ingest_one(sample("sglang", "63_"))
+    d = decode(run)
+    assert d.height == 8
+    first = d.row(0, named=True)
+    assert (first["line_no"], first["tokens"], first["gen_throughput"], first["ts"]) == (1, 1069, 81.99, None)

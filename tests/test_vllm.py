@@ -703,3 +703,10 @@ def test_77_ray_worker_traceback_after_a_message_that_looks_like_a_frame(ingest_
     assert ev.select("line_no", "kind", "span").rows() == [(1, "other", 1), (2, "traceback", 8)]
     crash = next(f for f in diagnose(run) if f.id == "crash")
     assert "_init_distributed_environment, wrapper, all_reduce" in crash.verdict
+
+
+def test_70_early_v1_core_stats_line(ingest_one):
+    """V1 0.7.0's engine core printed `RUNNING: 306 | WAITING: 628` before the loggers' line."""
+    _, run = ingest_one(sample("vllm", "70_"))
+    row = run.table("stats").collect().row(0, named=True)
+    assert (row["line_no"], row["phase"], row["running"], row["queued"]) == (7, "decode", 306, 628)
