@@ -29,9 +29,10 @@ TRACEBACK_CONTINUATION = (
     r"[\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b|\^|~)"
 )
 
-# The lines that only a Python traceback has: where a file of them alone comes from, the
-# server format is chosen by them (parsers.by_kinds).
-FRAME = r'^\s*File "[^"]+", line \d+|^Traceback \(most recent call last\)|^[\w.]*(?:Error|Exception): '
+# The lines that only a Python traceback or stack dump has: where a file of them alone
+# comes from, the server format is chosen by them (parsers.by_kinds).
+FRAME = (r'^\s*File "[^"]+", line \d+|^Traceback \(most recent call last\)|^[\w.]*(?:Error|Exception): '
+         r'|^(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\)|^Thread \d+ \((?:idle|active)')
 
 TRACEBACK = LineKind(
     name="traceback",
@@ -46,4 +47,52 @@ TRACEBACK = LineKind(
     pack="fields",
     message=True,
     samples=("Traceback (most recent call last):",),
+)
+
+# A stack dump of a live process: Python's faulthandler (`Thread 0x... (most recent call
+# first):`, `Current thread ...`, `Stack ...`, `Timeout (0:05:00)!` from
+# dump_traceback_later) and py-spy (`Thread 309 (idle): "MainThread"`, its `Process N:` and
+# `Python v3.12` header; SGLang's watchdog prints it behind `Pyspy dump for PID N:`). One
+# event per thread block, its frames as continuation lines, innermost first in both tools.
+# Not an exception: a process printed where it is, which is a stall's evidence
+# (docs/findings.md, hang).
+DUMP_THREAD = (
+    r"(?:(?P<current>Current) thread|Thread|Stack)(?: (?P<thread>(?:0x)?[0-9a-fA-F]+))?"
+    r" \((?:most recent call first|(?P<state>idle|active|gil|active\+gil|[a-z+ ]+))\)(?:: \"(?P<thread_name>[^\"]*)\")?:?"
+)
+# faulthandler frames read `File "f.py", line 3 in g` (no comma: a traceback's has one);
+# py-spy's `g (pkg/f.py:3)`, `read (libc.so.6)` with --native, then --locals' blocks.
+DUMP_FRAME = r"[ \t]+File \"[^\"]*\", line \d+ in \S|[ \t]+\S.* \([^()\s]+\)$|[ \t]+<no Python frame>$"
+STACK_DUMP = LineKind(
+    name="stack_dump",
+    table="events",
+    needle=("most recent call first)", "Thread ", "Pyspy dump for PID ", "Process ", "Timeout ("),
+    match=(rf"^(?:{DUMP_THREAD}$|Pyspy dump for PID \d+|Process \d+: \S|Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!$)"),
+    # The header's facts, then the innermost frame (`top`); an orphan run (frames cut from
+    # their header) has only the frame.
+    pattern=(rf"^(?:(?:{DUMP_THREAD}|Pyspy dump for PID (?P<pid>\d+)|Process (?P<process_pid>\d+): (?P<command>[^\n]*)"
+             r"|Timeout \((?P<timeout>[\d:.]+)\)!)[^\n]*(?:\n(?:[ \t]*\n)*|$))?(?:[ \t]+(?P<top>\S[^\n]*))?"),
+    types={"pid": pl.Int64, "process_pid": pl.Int64},
+    continuation=rf"^(?:{DUMP_FRAME}|Python v\d|[ \t]+(?:Arguments|Locals):$|[ \t]{{8,}}\S|\s*$)",
+    orphan=r"^[ \t]+File \"[^\"]*\", line \d+ in \S|^[ \t]+\S.* \([\w./<>-]+\.py:\d+\)$",
+    const={"severity": "warning"},
+    pack="fields",
+    message=True,
+    samples=(
+        "Thread 0x00007fe403b964c0 (most recent call first):",
+        'Thread 309 (active): "MainThread"',
+        "Pyspy dump for PID 163685 (py-spy dump --native --pid 163685):",
+    ),
+)
+
+# faulthandler on a fatal signal: the dump after this line is where the process died.
+FATAL_ERROR = LineKind(
+    name="fatal_error",
+    table="events",
+    needle="Fatal Python error: ",
+    pattern=r"Fatal Python error: (?P<error>.+)",
+    const={"severity": "critical"},
+    pack="fields",
+    message=True,
+    samples=("Fatal Python error: Segmentation fault",),
 )

@@ -469,8 +469,10 @@ def adopt_orphans(frame: pl.DataFrame, kind: LineKind) -> pl.DataFrame:
     """Make a run of continuation lines that has no start line one line of `kind`.
 
     A log cut mid-traceback, or a batch that begins inside one, leaves frames with no
-    `Traceback` line above them. When the run's first line matches `kind.orphan`, it
-    takes the kind and the rest of the run belongs to it.
+    `Traceback` line above them. The run's first line that matches `kind.orphan` takes
+    the kind and the rest of the run belongs to it; lines of the run before it (a message
+    that merely looks like a continuation, `Exception raised in creation task: ...`) stay
+    as they are.
     """
     loose = pl.col("owner").is_null() & _where_unclaimed(kind.continuation)
     if FAST:
@@ -480,7 +482,10 @@ def adopt_orphans(frame: pl.DataFrame, kind: LineKind) -> pl.DataFrame:
         frame, loose = frame.with_columns(__loose=found), pl.col("__loose")
     orphan = pl.when(loose).then(pl.col("msg")).str.contains(kind.orphan).fill_null(False) if FAST else (
         pl.col("msg").str.contains(kind.orphan))
-    head = loose & ~loose.shift(1, fill_value=False) & orphan
+    hit = (loose & orphan).cast(pl.Int64)
+    seen = hit.cum_sum()
+    before_run = pl.when(loose & ~loose.shift(1, fill_value=False)).then(seen - hit).forward_fill()
+    head = (hit == 1) & (seen - before_run == 1)
     head_line = fill_in_runs(pl.when(head).then(pl.col("line_no")), (~loose).cum_sum())
     return frame.with_columns(
         kind=pl.when(head).then(pl.lit(kind.name)).otherwise("kind"),

@@ -50,6 +50,9 @@ TOKENS = (
     r"\(\w*\s*pid=\d+[^()]*\) ?",  # a Ray or vLLM process tag
     r"\d{1,7} \[[\w./-]+\.py:\d+\] ?",  # a process id before file:line: `INFO 2193 [scheduler.py:120] `
     BAR,  # a tqdm bar glued before a block
+    # A date whose first characters a paste cut off (`025-06-23 18:55:20 TP0] `): its
+    # year is lost, so it gives no timestamp.
+    r"(?:\d{1,3}-|-)\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:\] ?| )",
 )
 # For formats whose own lines start with `#` (LogFormat.hash_lines), and inside a message.
 LEADER_NO_COMMENT = "^(?:" + "|".join(f"(?:{t})" for t in TOKENS) + ")+"
@@ -58,9 +61,12 @@ LEADER = f"^(?:{COMMENT})?" + LEADER_NO_COMMENT[1:-1] + "*"
 # What a leader can start with: a batch with no such line skips the leader regex.
 # Tight on purpose: it runs on every line, and a line it passes pays for the full leader
 # regex (uvicorn's `INFO:     127.0.0.1...`, most lines of a busy vLLM log, must not).
-START = (rf"^(?:>|# |\*\*|\[|\d\d[-:]\d|\d{{4}}-|1\d{{9}}\.|\d{{1,7}} \[|\d{{1,3}}%\||(?:{MONTHS}) "
+START = (rf"^(?:>|# |\*\*|\[|\d\d[-:]\d|\d{{4}}-|\d{{1,3}}-\d\d-|-\d\d-\d\d |1\d{{9}}\.|\d{{1,7}} \[|\d{{1,3}}%\||(?:{MONTHS}) "
          rf"|(?:{LEVELS})(?:[ \]|]|:[A-Za-z_])|[A-Za-z_]\w*(?:\.\w+)+ *[-|]|[A-Za-z_][\w-]* - |\(\w*\s*pid=)")
 SUFFIX = r"(?:\s+\([\w./-]+\.py:\d+\)|\*\*)$"
+# An indented `function (file.py:N)` and nothing else is a py-spy stack frame, whose
+# location is the frame's, not a logging suffix.
+PYSPY_FRAME = r"^\s+\S+ \([\w./<>-]+\.py:\d+\)$"
 
 
 def split(text: pl.Series, comments: bool = True) -> pl.DataFrame:
@@ -84,7 +90,8 @@ def strip_suffix(text: pl.Series) -> pl.Series:
     """The lines without a `(file.py:N)` or `**` at their end."""
     if not (text.str.ends_with(")") | text.str.ends_with("**")).any():
         return text
-    return text.str.replace(SUFFIX, "")
+    return pl.select(pl.when(text.str.contains(PYSPY_FRAME)).then(text).otherwise(text.str.replace(SUFFIX, ""))
+                     ).to_series().alias(text.name)
 
 
 def peel(text: pl.Series, comments: bool = True) -> pl.Series:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers.common import ACCESS, TRACEBACK
+from parsers.common import ACCESS, FATAL_ERROR, STACK_DUMP, TRACEBACK
 from parsers.config import explode_pairs, key_equals_value, repr_dump
 from parsers.spec import Key, LineKind, LogFormat, TsFormat
 
@@ -174,6 +174,14 @@ KINDS = (
     _event("nccl_version", "is using nccl==", r"using nccl==(?P<nccl_version>[\d.]+)", "info",
            ("sglang is using nccl==2.21.5",)),
     _event("killed", "Killed", r"^Killed$", "critical", ("Killed",)),
+    # The watchdog's py-spy dump that did not happen (py-spy not installed): no stack to read.
+    _event("dump_failed", ("Pyspy failed", "pyspy dump attempts failed", "Pyspy is not available"),
+           r"^(?:Pyspy failed to dump PID (?P<pid>\d+)\.|All pyspy dump attempts failed for PID (?P<pid_all>\d+)\."
+           r"|Pyspy failed \((?P<command>[^)]*)\)\.|Pyspy is not available:)\s*(?:Error: )?(?P<error>.*)$", "info",
+           ("Pyspy failed to dump PID 63217.   Error: /bin/sh: py-spy: command not found",),
+           types={"pid": I, "pid_all": I}),
+    STACK_DUMP,
+    FATAL_ERROR,
     ACCESS,
     TRACEBACK,
 )
@@ -193,6 +201,7 @@ FORMAT = LogFormat(
         r"fired up and ready to roll",
         r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: (?:DP|TP|EP|PP)\d+)+\] ",
         r"Load weight (?:begin|end)\. ",
+        r'^\s*File "[^"]*/sglang/',  # a traceback through SGLang's own code
         r"sglang",
     ),
     versions=(

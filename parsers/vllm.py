@@ -33,7 +33,7 @@ from dataclasses import replace
 
 import polars as pl
 
-from parsers.common import ACCESS, TRACEBACK, TRACEBACK_CONTINUATION
+from parsers.common import ACCESS, FATAL_ERROR, STACK_DUMP, TRACEBACK, TRACEBACK_CONTINUATION
 from parsers.config import explode_pairs, repr_pairs, typed
 from parsers.spec import Key, LineKind, LogFormat, TsFormat
 
@@ -70,6 +70,7 @@ STATS_KEYS = (
 # Header-like parts (`Engine 000: `) move to the end, where `extra` finds them as pairs.
 STATS_REWRITES = (
     (r"\.$", ""),
+    (r"^RUNNING: (\d+) \| WAITING: (\d+)$", "Running: $1 reqs, Waiting: $2 reqs"),  # V1 0.7.0's core.py line
     (r"^.*?Engine (\d+): (.*)$", "$2, Engine: $1"),
     (r"^.*?(\d+) Engines Aggregated: (.*)$", "$2, Engines aggregated: $1"),
     (r"^.*?Iteration\((\d+)\): (.*)$", "$2, Iteration: $1"),
@@ -148,6 +149,13 @@ def _v0_intervals(rows: pl.DataFrame, state: dict) -> pl.DataFrame:
         accept_rate=pl.when(pl.col("drafted") > 0).then(pl.col("accepted") / pl.col("drafted")),
         mean_accept_len=pl.when(drafts > 0).then(pl.col("emitted") / drafts),
     )
+
+
+def _offline_summary(rows: pl.DataFrame) -> pl.DataFrame:
+    """The acceptance rate of the offline example's summary: accepted / drafted where it
+    prints them, else the mean of the per-position rates (the same ratio, for a fixed k)."""
+    rate = pl.when(pl.col("drafted") > 0).then(pl.col("accepted") / pl.col("drafted"))
+    return rows.with_columns(accept_rate=pl.coalesce(rate, pl.col("per_position").list.mean()))
 
 
 # --------------------------------------------------------------------------- config
@@ -279,6 +287,9 @@ KINDS = (
         "INFO 01-31 10:00:00 loggers.py:72] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 9.9 "
         "tokens/s, Running: 2 reqs, Waiting: 0 reqs GPU KV cache usage: 1.0%.",
     )),
+    _stats("core_stats", "decode", "RUNNING: ", r"^RUNNING: \d+ \| WAITING: \d+$", (
+        "INFO 01-04 17:21:02 core.py:247] RUNNING: 306 | WAITING: 628",
+    )),
     _stats("prefix_cache", "prefix_cache", "Prefix cache hit rate: GPU: ", r"^Prefix cache hit rate: GPU: ", (
         "INFO 10-16 19:06:01 metrics.py:361] Prefix cache hit rate: GPU: 94.35%, CPU: 0.00%",
     )),
@@ -308,6 +319,27 @@ KINDS = (
             "efficiency: 0.598, Number of speculative tokens: 3, Number of accepted tokens: 8547, Number of draft "
             "tokens: 13311, Number of emitted tokens: 10616.",
         ),
+    ),
+    # The offline examples (examples/offline_inference/spec_decode.py and its predecessor
+    # eagle.py) print totals from the engine's counters, not a log line: `total_num_output_tokens`,
+    # `num_drafts`, `num_draft_tokens`, `num_accepted_tokens` (later releases), `mean acceptance
+    # length`, then `acceptance at token i: r` per draft position (`i:r` in the first form).
+    # One spec row for the whole run; a summary without the totals is the run of its lines.
+    LineKind(
+        name="spec_offline_summary", table="spec", needle="total_num_output_tokens: ",
+        match=r"^total_num_output_tokens: \d+$",
+        rewrites=((r"\n-{10,}", ""), (r"\nacceptance at token 0: ?", "\nper_position: "),
+                  (r"\nacceptance at token [1-9]\d*: ?", ", ")),
+        pattern=(r"(?s)^(?:.*?num_drafts: (?P<drafts>\d+))?(?:.*?num_draft_tokens: (?P<drafted>\d+))?"
+                 r"(?:.*?num_accepted_tokens: (?P<accepted>\d+))?.*?mean acceptance length: (?P<mean_accept_len>[\d.]+)"
+                 r"(?:\nper_position: (?P<per_position>[\d.]+(?:, [\d.]+)*))?"),
+        types={"drafts": I, "drafted": I, "accepted": I, "mean_accept_len": F, "per_position": pl.List(F)},
+        continuation=r"^(?:(?:num_drafts|num_draft_tokens|num_accepted_tokens|mean acceptance length): [\d.]+"
+                     r"|-{10,}|acceptance at token \d+: ?[\d.]+)$",
+        orphan=r"^(?:-{10,}|mean acceptance length: [\d.]+)$", handler=_offline_summary,
+        samples=("total_num_output_tokens: 68596", "num_drafts: 20468", "num_draft_tokens: 204680",
+                 "num_accepted_tokens: 48266", "mean acceptance length: 3.36", "-" * 50,
+                 "acceptance at token 0: 0.71", "acceptance at token 1: 0.50"),
     ),
     _config("engine_config", "LLM engine", r"Initializing an? (?:V[01] )?LLM engine(?: \(v(?P<version>[^)]+)\))? "
             r"with config: (?P<cfg>.*)$", _engine_config, (
@@ -537,6 +569,8 @@ KINDS = (
            ("/env/lib/python3.11/site-packages/transformers/models/gemma3/configuration_gemma3.py:242: FutureWarning: "
             "The `sliding_window_pattern` attribute is deprecated",),
            match=r"^\S+\.py:\d+: \w*Warning: ", continuation=r"^(?:\s|[a-z])"),
+    STACK_DUMP,
+    FATAL_ERROR,
     replace(TRACEBACK, orphan=r'^\s*File "', samples=(
         "(EngineCore pid=104) Traceback (most recent call last):",
         '(RayWorkerWrapper pid=67451, ip=10.0.0.1) ERROR 06-25 15:28:30 worker_base.py:148]   File "/x/worker.py", '
@@ -565,6 +599,8 @@ FORMAT = LogFormat(
         HEADER,
         r"Avg prompt throughput: [\d.]+ tokens/s, Avg generation throughput: ",
         r"SpecDecoding metrics: |Speculative metrics: Draft acceptance rate",
+        r"^(?:mean acceptance length: [\d.]+|acceptance at token \d+: ?[\d.]+)$",  # the offline spec_decode example
+        r'^\s*File "[^"]*/vllm/',  # a traceback through vLLM's own code
         r"Initializing an? (?:V[01] )?LLM engine",
         r"vLLM API server version |vLLM server version |non-default args: \{",
         r"(?:^|[\s$#>])vllm serve ",

@@ -163,3 +163,45 @@ def test_25_per_rank_startup(ingest_one):
     begin = ev.filter(pl.col("kind") == "load_weight_begin")
     assert sorted(begin["rank"].to_list()) == ["TP0", "TP1"]
     assert not [f for f in diagnose(run) if f.severity != "info"]
+
+
+def test_53_faulthandler_dump_is_a_hang_in_broadcast_not_a_crash(ingest_one):
+    _, run = ingest_one(sample("sglang", "53_"))
+    dumps = run.table("events").filter(pl.col("kind") == "stack_dump").sort("line_no").collect()
+    assert dumps["line_no"].to_list() == [1, 4, 11]  # the cut block's frames, then two threads
+    assert dumps["span"].to_list() == [2, 6, 8]
+    top = dumps["fields"].str.json_decode().struct.field("top")
+    assert top[2] == 'File "/usr/local/lib/python3.10/dist-packages/torch/distributed/distributed_c10d.py", line 2425 in broadcast'
+    found = diagnose(run)
+    assert [f.id for f in found] == ["hang"]
+    assert "broadcast (distributed_c10d.py:2425) <- wrapper (c10d_logger.py:83) <- broadcast_pyobj" in found[0].verdict
+    assert "collective" in found[0].verdict and found[0].evidence[0].line == 11
+
+
+def test_71_watchdog_pyspy_dump_names_the_python_code_not_a_collective(ingest_one):
+    _, run = ingest_one(sample("sglang", "71_"))
+    dumps = run.table("events").filter(pl.col("kind") == "stack_dump").sort("line_no").collect()
+    fields = dumps["fields"].str.json_decode()
+    main = dumps.filter(fields.struct.field("thread_name") == "MainThread").row(0, named=True)
+    assert (main["line_no"], main["span"]) == (20, 9)
+    assert fields.struct.field("pid").drop_nulls().to_list() == [309]
+    assert fields.struct.field("command").drop_nulls().to_list() == ["sglang::scheduler_TP6"]
+    hang = next(f for f in diagnose(run) if f.id == "hang")
+    assert "TP6's MainThread in _apply (penaltylib/min_new_tokens.py:78)" in hang.verdict
+    assert "running its own code" in hang.verdict and "typically" not in hang.verdict
+
+
+def test_72_missing_pyspy_is_typed_and_recommended(ingest_one):
+    _, run = ingest_one(sample("sglang", "72_"))
+    failed = run.table("events").filter(pl.col("kind") == "dump_failed").collect()
+    assert failed["fields"].str.json_decode().struct.field("pid").to_list() == [113688]
+    hang = next(f for f in diagnose(run) if f.id == "hang")
+    assert "install py-spy" in hang.recommendation
+
+
+def test_63_first_line_cut_inside_its_date_is_still_a_stats_line(ingest_one):
+    _, run = ingest_one(sample("sglang", "63_"))
+    d = decode(run)
+    assert d.height == 8
+    first = d.row(0, named=True)
+    assert (first["line_no"], first["tokens"], first["gen_throughput"], first["ts"]) == (1, 1069, 81.99, None)

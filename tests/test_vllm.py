@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import importlib
 from conftest import ROOT, SAMPLES, mutate, sample
 from loganalyze import reader
+from loganalyze.diagnosis import diagnose
 from loganalyze.ingest import parse_batch
 from parsers import vllm
 from parsers.engine import Context, parse
@@ -640,3 +641,72 @@ def test_vllm_032_startup_recorded_here(ingest_one):
     assert run.config()["model"] == "/tmp/rec/model"
     s = run.metrics()["startup"].summary
     assert (s["engine_init_s"], s["load_s"], s["ready"], s["still_loading"]) == (9.6, 0.0, True, False)
+
+
+def test_89_pyspy_dump_of_an_engine_waiting_on_its_workers(ingest_one):
+    """A py-spy dump alone (the header and MainThread): a hang, and the engine is not the
+    stuck process: it waits for the workers' answer on the shared-memory queue."""
+    _, run = ingest_one(sample("vllm", "89_"))
+    dumps = run.table("events").filter(pl.col("kind") == "stack_dump").sort("line_no").collect()
+    assert dumps.select("line_no", "span").rows() == [(1, 2), (4, 8)]  # blank lines are no one's
+    fields = dumps["fields"].str.json_decode()
+    assert fields.struct.field("state").to_list() == [None, "idle"]
+    found = diagnose(run)
+    assert [f.id for f in found] == ["hang"]
+    assert "waiting for a message from another process" in found[0].verdict
+    assert found[0].metrics["stuck_in"].startswith("poll (zmq/sugar/poll.py:106) <- poll (zmq/sugar/socket.py:1062)")
+
+
+def test_a_dump_after_a_fatal_error_is_the_crash_not_a_hang(ingest_one, tmp_path):
+    """faulthandler prints the same thread blocks when a process dies of a signal: those
+    belong to the crash (the lines are CPython's own format)."""
+    log = tmp_path / "segv.log"
+    log.write_text("INFO 01-30 03:18:12 gpu_model_runner.py:848] Loading model weights took 67.7229 GB\n"
+                   "Fatal Python error: Segmentation fault\n\n"
+                   "Current thread 0x00007f3c2a5fe740 (most recent call first):\n"
+                   '  File "/usr/lib/python3.10/site-packages/torch/cuda/graphs.py", line 88 in capture_end\n'
+                   '  File "/workspace/vllm/worker/model_runner.py", line 1535 in capture_model\n')
+    _, run = ingest_one(log)
+    kinds = run.table("events").sort("line_no").collect()["kind"].to_list()
+    assert kinds == ["weights_loaded", "fatal_error", "stack_dump"]
+    assert [f.id for f in diagnose(run)] == ["crash"]
+
+
+def test_74_offline_spec_decode_summary_is_one_spec_row(ingest_one):
+    """examples/offline_inference/spec_decode.py's printed totals: one spec row, k from the positions."""
+    _, run = ingest_one(sample("vllm", "74_"))
+    row = run.table("spec").collect().row(0, named=True)
+    assert (row["drafts"], row["drafted"], row["accepted"], row["mean_accept_len"]) == (20468, 204680, 48266, 3.36)
+    assert row["accept_rate"] == pytest.approx(48266 / 204680)
+    assert row["per_position"][:3] == [0.71, 0.5, 0.36] and len(row["per_position"]) == 10
+    assert run.metrics()["speculative"].summary["steps"] == 10
+
+
+def test_the_first_offline_summary_form_without_totals(ingest_one, tmp_path):
+    """The example's first form printed only the mean length and `acceptance at token i:r`."""
+    log = tmp_path / "eagle.log"
+    log.write_text("-" * 50 + "\nmean acceptance length: 2.10\n" + "-" * 50 + "\n"
+                   "acceptance at token 0:0.62\nacceptance at token 1:0.33\nacceptance at token 2:0.15\n")
+    _, run = ingest_one(log)
+    row = run.table("spec").collect().row(0, named=True)
+    assert (row["mean_accept_len"], row["per_position"], row["drafts"]) == (2.10, [0.62, 0.33, 0.15], None)
+    assert row["accept_rate"] == pytest.approx((0.62 + 0.33 + 0.15) / 3)
+
+
+def test_77_ray_worker_traceback_after_a_message_that_looks_like_a_frame(ingest_one):
+    """Ray's own format (`<stamp>\\tERROR worker.py:861 -- Exception raised in creation task:`):
+    the message line looks like a traceback's continuation, so the cut traceback starts at
+    the first frame after it; the vLLM frames make the file vLLM's."""
+    result, run = ingest_one(sample("vllm", "77_"))
+    assert result.sources[0].format == "vllm"
+    ev = run.table("events").sort("line_no").collect()
+    assert ev.select("line_no", "kind", "span").rows() == [(1, "other", 1), (2, "traceback", 8)]
+    crash = next(f for f in diagnose(run) if f.id == "crash")
+    assert "_init_distributed_environment, wrapper, all_reduce" in crash.verdict
+
+
+def test_70_early_v1_core_stats_line(ingest_one):
+    """V1 0.7.0's engine core printed `RUNNING: 306 | WAITING: 628` before the loggers' line."""
+    _, run = ingest_one(sample("vllm", "70_"))
+    row = run.table("stats").collect().row(0, named=True)
+    assert (row["line_no"], row["phase"], row["running"], row["queued"]) == (7, "decode", 306, 628)

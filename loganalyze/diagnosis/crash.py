@@ -17,7 +17,7 @@ from loganalyze.diagnosis.base import Context, Finding
 from loganalyze.diagnosis.nccl_error import TEXT as NCCL_TEXT
 from loganalyze.diagnosis.oom import NO_KV_BLOCKS, OOM_TEXT
 
-KINDS = ("traceback", "exception", "process_crash", "engine_dead", "engine_exited")
+KINDS = ("traceback", "exception", "process_crash", "engine_dead", "engine_exited", "fatal_error")
 BEFORE = 5  # lines before a traceback where the line that caused it may stand
 
 

@@ -7,12 +7,16 @@ nccl.md 5.1: a timeout in one of the first collectives is a start-up hang (a pee
 joined, broken P2P: ACS/IOMMU); the same SeqNum on every rank that reported means all
 are blocked in one collective (a rank outside the set died or desynced); the rank with
 the lowest `last completed` is the straggler. Sources in docs/findings-nccl.md.
+
+A stack dump (faulthandler, py-spy: stacks.py) names where the stuck process waits, with
+a watchdog line or on its own: a dump is printed because a process is stuck.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
+from loganalyze.diagnosis import stacks
 from loganalyze.diagnosis.base import Context, Finding
 
 STARTUP_SEQ = 5  # SeqNum <= 5: init-time collective (nccl.md 5.1)
@@ -26,6 +30,19 @@ RECOMMEND_STARTUP = (
 RECOMMEND_MIDRUN = (
     "Find the rank that did not reach this collective: one that crashed, ran out of memory or is stuck in Python "
     "shows up in its own log before the timeout. "
+)
+RECOMMEND_CODE = (
+    "The stuck process is running its own code (the frames in the verdict), not waiting for a peer: look for a known "
+    "bug of that code path with these settings, or turn off the feature it belongs to, and dump it again to see "
+    "whether it moves. "
+)
+RECOMMEND_DUMP_ALL = (
+    "Dump every rank and process the same way (`py-spy dump --pid PID` on each): the one that is not waiting is "
+    "where the hang is. "
+)
+RECOMMEND_PYSPY = (
+    " The watchdog tried to dump the stuck scheduler's stack and could not: install py-spy in the server's "
+    "environment (`pip install py-spy`) so that the next timeout shows where it is stuck."
 )
 RECOMMEND_TOOLS = (
     "Re-run with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,COLL shows the last opCount per rank), and "
@@ -80,15 +97,31 @@ def context_text(hangs: pl.DataFrame) -> str:
     return f" The last stats line before it (line {r['stats_line']}): {r['stats_raw'].strip()[:200]}"
 
 
-def sglang_verdict(hangs: pl.DataFrame) -> str:
+def sglang_verdict(hangs: pl.DataFrame, stuck: stacks.Stuck | None) -> str:
     sg = hangs.filter(pl.col("kind") == "watchdog_timeout")
     if sg.height == 0:
         return ""
     timeout = sg["fields"].str.json_decode().struct.field("timeout_s").drop_nulls()
     ranks = sorted(sg["rank"].drop_nulls().unique().to_list())
     secs = f"{timeout[0]:g} s" if timeout.len() else "its limit"
+    where = f" {stuck.verdict()[0].upper()}{stuck.verdict()[1:]}" if stuck else " It is typically stuck in a collective."
     return (f" SGLang's watchdog fired {sg.height} time(s) (a forward batch did not finish in {secs})"
-            + (f" on {', '.join(ranks)}" if ranks else "") + ": the scheduler is stuck, typically in a collective.")
+            + (f" on {', '.join(ranks)}" if ranks else "") + ": the scheduler is stuck." + where)
+
+
+def dump_finding(ctx: Context, stuck: stacks.Stuck) -> Finding:
+    """A stack dump with no watchdog line: the process was stuck when someone or something dumped it."""
+    return Finding(
+        id="hang", severity="warning", title=f"Stack dump of a stuck process ({stuck.tool})",
+        verdict=(f"A stack dump was printed, by a watchdog or a user, which is done when a process is stuck; "
+                 f"{stuck.verdict()} No watchdog timeout or exception is in the log, so how long it was stuck is "
+                 "not known."),
+        impact=1.0, impact_text="the stuck process serves nothing while it waits",
+        recommendation=(RECOMMEND_MIDRUN if stuck.in_collective() else RECOMMEND_CODE if not stuck.waits else
+                        RECOMMEND_DUMP_ALL) + RECOMMEND_TOOLS,
+        confidence="medium", evidence=ctx.evidence(stuck.rows), metrics={"stuck_in": stuck.where(),
+                                                                          "waits": stuck.waits},
+    )
 
 
 def laggard_finding(ctx: Context, behind: pl.DataFrame) -> Finding:
@@ -106,26 +139,30 @@ def laggard_finding(ctx: Context, behind: pl.DataFrame) -> Finding:
 
 def check(ctx: Context) -> list[Finding]:
     fam = ctx.metrics.get("nccl")
-    if not fam:
-        return []
-    s, f = fam.summary, fam.frames
-    hangs = f["hangs"]
-    if hangs.height == 0:
-        behind = f.get("coll_behind")
+    stuck = stacks.stuck(stacks.dumps(ctx))
+    hangs = fam.frames["hangs"] if fam else None
+    if hangs is None or hangs.height == 0:
+        if stuck:
+            return [dump_finding(ctx, stuck)]
+        behind = fam.frames.get("coll_behind") if fam else None
         return [laggard_finding(ctx, behind)] if behind is not None and behind.height else []
+    s, f = fam.summary, fam.frames
     verdict = torch_verdict(s, f["progress"]) if s.get("watchdog_timeouts") else ""
-    verdict = (verdict + sglang_verdict(hangs) + context_text(hangs)).strip()
+    verdict = (verdict + sglang_verdict(hangs, stuck) + context_text(hangs)).strip()
     errors = f["errors"]
     if errors.height:
         verdict += f" NCCL errors in the log: {errors['message'][0].strip()[:160]}"
     startup = s.get("timeout_seq") is not None and s["timeout_seq"] <= STARTUP_SEQ
+    dumped = stuck.rows.select("source", "line_no", "raw") if stuck else hangs.clear().select("source", "line_no", "raw")
     evidence = pl.concat([hangs.select("source", "line_no", "raw"), f["progress"].select("source", "line_no", "raw"),
-                          errors.select("source", "line_no", "raw")]).unique(["source", "line_no"], keep="first").sort("line_no", "source")
+                          errors.select("source", "line_no", "raw"), dumped]).unique(["source", "line_no"], keep="first").sort("line_no", "source")
     return [Finding(
         id="hang", severity="critical",
         title=(f"{s['timeout_op']} collective hung" if s.get("watchdog_timeouts") else "Scheduler watchdog timeout"),
         verdict=verdict, impact=1.0, impact_text="the server (or job) stops: every request in flight fails",
-        recommendation=(RECOMMEND_STARTUP if startup else RECOMMEND_MIDRUN + RECOMMEND_STARTUP) + RECOMMEND_TOOLS,
+        recommendation=(RECOMMEND_CODE if stuck and not stuck.in_collective() and not s.get("watchdog_timeouts")
+                        else RECOMMEND_STARTUP if startup else RECOMMEND_MIDRUN + RECOMMEND_STARTUP) + RECOMMEND_TOOLS
+                       + (RECOMMEND_PYSPY if not stuck and ctx.events(pl.col("kind") == "dump_failed").height else ""),
         evidence=ctx.evidence(evidence),
         metrics={k: s.get(k) for k in ("watchdog_timeouts", "sglang_watchdog_timeouts", "timeout_op", "timeout_seq",
                                        "timeout_numel", "timeout_ran_for_ms", "timeout_ms", "timeout_ranks",
