@@ -618,7 +618,7 @@ FORMAT = LogFormat(
         (r"nccl\w+ comm 0x[0-9a-f]+ rank \d+ nranks", "2.21+"),
         (r"via P2P/CUMEM", "2.19+"),
         (r"Channel \d\d/\d+ : \d+\[\d{1,3}\] -> \d+\[\d{1,3}\] via P2P", "2.18+"),
-        (r"Channel \d\d/\d : \d+\[[0-9a-f]{4,}\] -> ", "2.14-2.17"),
+        (r"Channel \d\d/\d : \d+\[[0-9a-f]{4,}\] -> ", "2.12-2.18.1"),
         (r"Channel \d\d : \d+\[[0-9a-f]{4,}\] -> \d+\[[0-9a-f]{4,}\] via P2P", "2.7-2.13"),
         (r"\bColl \d\d : \d+ \[(?:send|receive)\] via COLLNET", "2.6-2.8"),
         (r"Ring \d\d : \d+\[[0-9a-f]{4,}\] -> ", "2.5-2.6"),
