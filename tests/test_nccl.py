@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import parsers
 from conftest import SAMPLES, mutate, sample
-from loganalyze.diagnosis import hang, nccl_bandwidth, nccl_transport
+from loganalyze.diagnosis import hang, nccl_bandwidth, nccl_tests_mpi, nccl_transport
 from loganalyze.diagnosis.base import Context as DiagContext
 from loganalyze.ingest import parse_batch
 from loganalyze.metrics.nccl import nccl
@@ -61,7 +61,7 @@ def findings(run) -> dict[str, list]:
     """Every NCCL check's findings by id (the checks are called directly with the nccl family)."""
     ctx = DiagContext(run, {"nccl": nccl(run)})
     out: dict[str, list] = {}
-    for check in (nccl_transport.check, nccl_bandwidth.check, hang.check):
+    for check in (nccl_transport.check, nccl_bandwidth.check, nccl_tests_mpi.check, hang.check):
         for f in check(ctx):
             out.setdefault(f.id, []).append(f)
     return out
@@ -462,6 +462,36 @@ def test_unused_ib_devices_make_the_socket_part_a_warning(tmp_path, ingest_one):
     f = findings(run)["nccl-transport"][0]
     assert f.severity == "warning" and "lists IB/RoCE devices but did not use them" in f.verdict
     assert f.metrics["ib_devices_listed"] is True and f.impact > 0
+
+
+def test_74_two_headers_both_rank_0_are_separate_jobs(ingest_one):
+    _, run = ingest_one(sample("nccl", "74_"))
+    lone = nccl(run).frames["lone_processes"]
+    assert lone.select("line_no", "why").rows() == [(9, "rank_twice"), (10, "rank_twice")]
+    f = findings(run)["nccl-tests-no-mpi"][0]
+    assert (f.severity, f.confidence) == ("warning", "medium") and "2 processes each list themselves as the same rank" in f.verdict
+    assert "MPI=1" in f.recommendation
+
+
+def test_75_and_76_interleaved_rows_of_lone_processes(ingest_one):
+    _, run = ingest_one(sample("nccl", "75_"))
+    lone = nccl(run).frames["lone_processes"]
+    assert dict(lone.group_by("why").len().iter_rows()) == {"interleaved": 3, "nranks_1": 5}
+    f = findings(run)["nccl-tests-no-mpi"][0]
+    assert f.confidence == "high" and "restart 3 time(s)" in f.verdict and "busbw 0.00" in f.verdict
+    assert "nccl-bandwidth" not in findings(run)
+    _, run = ingest_one(sample("nccl", "76_"), name="t76")
+    lone = nccl(run).frames["lone_processes"]
+    assert lone.select("line_no", "why").rows() == [(8, "interleaved"), (10, "interleaved")]  # 8 after 256, 16 after 512
+
+
+def test_a_table_printed_twice_in_a_row_is_one_process(tmp_path, ingest_one):
+    """`-N 2` repeats a whole sweep: one restart, every run complete, so nothing interleaves."""
+    rows = [line for line in sample("nccl", "15_").read_text().splitlines() if " float " in line]
+    log = tmp_path / "cycles.log"
+    log.write_text("\n".join(rows + rows + rows) + "\n")
+    _, run = ingest_one(log)
+    assert nccl(run).frames["lone_processes"].height == 0 and "nccl-tests-no-mpi" not in findings(run)
 
 
 def test_timestamped_warn_with_function_and_its_category():
