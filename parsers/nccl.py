@@ -143,7 +143,7 @@ def _links(rows: pl.DataFrame) -> pl.DataFrame:
 
     Releases put different things in `rank[...]` (docs/formats-nccl.md): nothing (2.3-2.4
     NET and `P2P/common device` lines), the cudaDev index (2.3-2.4 `Ring` lines), the bus id
-    (2.5-2.17), the nvmlDev index (2.18+). A bus id is printed as hex `%lx` of the PCI
+    (2.5-2.18.1), the nvmlDev index (2.18.3+). A bus id is printed as hex `%lx` of the PCI
     address without separators (`0000:07:00.0` -> `7000`, `4a000`): four or more digits or
     a hex letter. A small decimal is a cudaDev on a `Ring` line, an nvmlDev on a `Channel`
     line. `peer_format` says which: busid, cuda, nvml, or null (no ids).
