@@ -7,7 +7,8 @@ embeddable. Lines have the envelope `host:pid:tid [cudaDev] NCCL INFO|WARN|TRACE
 front). The message, level included (`NCCL INFO ...`), is what the kinds see, so a WARN
 kind can be told from an INFO one; the level is cut off before fields are extracted.
 PyTorch's watchdog and error lines have no envelope and are matched anywhere in the line.
-Formats follow shared/formats/nccl.md (NCCL 2.4 to 2.30.7, PyTorch 1.x to 2.7).
+Formats follow shared/formats/nccl.md (NCCL 2.4 to 2.30.7, PyTorch 1.x to 2.7); the transport
+and ring lines of every release from 2.3 are in docs/formats-nccl.md.
 """
 
 from __future__ import annotations
@@ -138,10 +139,14 @@ def _init_what(rows: pl.DataFrame) -> pl.DataFrame:
 
 
 def _links(rows: pl.DataFrame) -> pl.DataFrame:
-    """Normalise the transport and read its flags; tell bus-id peers (<=2.17) from GPU indices (2.18+).
+    """Normalise the transport and read its flags; tell what the bracketed peer ids are.
 
-    A bus id is printed as hex `%lx` of bus<<12 (`7000`, `4a000`): four or more digits or a
-    hex letter. An nvmlDev index is a small decimal.
+    Releases put different things in `rank[...]` (docs/formats-nccl.md): nothing (2.3-2.4
+    NET and `P2P/common device` lines), the cudaDev index (2.3-2.4 `Ring` lines), the bus id
+    (2.5-2.18.1), the nvmlDev index (2.18.3+). A bus id is printed as hex `%lx` of the PCI
+    address without separators (`0000:07:00.0` -> `7000`, `4a000`): four or more digits or
+    a hex letter. A small decimal is a cudaDev on a `Ring` line, an nvmlDev on a `Channel`
+    line. `peer_format` says which: busid, cuda, nvml, or null (no ids).
     """
     via = pl.col("via")
     transport = (
@@ -158,6 +163,15 @@ def _links(rows: pl.DataFrame) -> pl.DataFrame:
         .otherwise(via.str.extract(r"^([^/ ]+)", 1))
     )
     bus = lambda c: pl.col(c).str.contains(r"[a-fA-Fx]") | (pl.col(c).str.len_chars() >= 4)  # noqa: E731
+    peer_format = (
+        pl.when(pl.col("src_dev").is_null() & pl.col("dst_dev").is_null()).then(pl.lit(None, S))
+        .when(bus("src_dev") | bus("dst_dev")).then(pl.lit("busid"))
+        .when(pl.col("word") == "Ring").then(pl.lit("cuda"))
+        .otherwise(pl.lit("nvml"))
+    )
+    # 2.3 prints NET links on the receiving side only, without `[receive]` (peer -> me).
+    old_net = pl.col("direction").is_null() & via.str.starts_with("NET/")
+    direction = pl.when(old_net).then(pl.lit("receive")).otherwise("direction")
     return rows.with_columns(
         transport=transport,
         read=via.str.contains("/read"),
@@ -165,12 +179,21 @@ def _links(rows: pl.DataFrame) -> pl.DataFrame:
         ce=via.str.contains("/CE"),
         shared=via.str.contains("/Shared"),
         pxn_rank=via.str.extract(r"\((\d+)\)", 1).cast(I, strict=False),
-        peer_format=pl.when(bus("src_dev") | bus("dst_dev")).then(pl.lit("busid")).otherwise(pl.lit("nvml")),
-        rank=pl.col("src_rank").cast(S),
+        peer_format=peer_format,
+        direction=direction,
+        # the printing process: the receiver on a receive line, else the sender
+        rank=pl.when(direction == "receive").then(pl.col("dst_rank")).otherwise(pl.col("src_rank")).cast(S),
     ).with_columns(
-        src_gpu=pl.when(pl.col("peer_format") == "nvml").then(pl.col("src_dev").cast(I, strict=False)),
-        dst_gpu=pl.when(pl.col("peer_format") == "nvml").then(pl.col("dst_dev").cast(I, strict=False)),
+        src_gpu=pl.when(pl.col("peer_format").is_in(["nvml", "cuda"])).then(pl.col("src_dev").cast(I, strict=False)),
+        dst_gpu=pl.when(pl.col("peer_format").is_in(["nvml", "cuda"])).then(pl.col("dst_dev").cast(I, strict=False)),
     )
+
+
+def _collnet(rows: pl.DataFrame) -> pl.DataFrame:
+    """A CollNet leg: its transport (`COLLNET/SHARP`) and GPUDirect flag; the printer is the rank."""
+    via = pl.col("via")
+    return rows.with_columns(transport=via.str.extract(r"^(COLLNET/[^/]+)", 1), gdr=via.str.contains("GDRDMA"),
+                             rank=pl.col("src_rank").cast(S))
 
 
 def _ring_len(rows: pl.DataFrame) -> pl.DataFrame:
@@ -191,6 +214,12 @@ def _topo_paths(rows: pl.DataFrame) -> pl.DataFrame:
         bw=pl.col("_p").str.extract(entry, 3).cast(F, strict=False),
         path_type=pl.col("_p").str.extract(entry, 4),
     ).drop("_p")
+
+
+def _nic_distance(rows: pl.DataFrame) -> pl.DataFrame:
+    """`CUDA Dev c[n], NET NIC distance : d ...` -> src GPU/c, dst NET/<name>, node nvmlDev n, one distance per NIC."""
+    return rows.with_columns(src=pl.lit("GPU/") + pl.col("src"), dst=pl.lit("NET/") + pl.col("link_type"),
+                             node=pl.lit("nvmlDev ") + pl.col("node"))
 
 
 def _colls(rows: pl.DataFrame) -> pl.DataFrame:
@@ -454,10 +483,14 @@ COMM_KINDS = (
           ("NCCL INFO P2P Chunksize set to 131072",)),
 )
 
+# Transport lines of every release (docs/formats-nccl.md): `Ring NN` up to 2.6, `Channel NN`
+# from 2.7, `/connIndex` from 2.12; ids in brackets from 2.3 (P2P, SHM) or 2.5 (NET);
+# `[send]`/`[receive]` on NET lines from 2.4.
 LINK_KINDS = (
     _table("nccl_links", "link", "link", " via ",
-           r"^Channel (?P<channel>\d+)(?:/(?P<conn_index>\d+))? : (?P<src_rank>\d+)\[(?P<src_dev>[0-9a-fA-Fx]+)\] -> "
-           r"(?P<dst_rank>\d+)\[(?P<dst_dev>[0-9a-fA-Fx]+)\](?: \[(?P<direction>send|receive)\])? via (?P<via>.+?)\s*$",
+           r"^(?P<word>Channel|Ring) (?P<channel>\d+)(?:/(?P<conn_index>\d+))? : "
+           r"(?P<src_rank>\d+)(?:\[(?P<src_dev>[0-9a-fA-Fx]+)\])? -> (?P<dst_rank>\d+)(?:\[(?P<dst_dev>[0-9a-fA-Fx]+)\])?"
+           r"(?: \[(?P<direction>send|receive)\])? via (?P<via>.+?)\s*$",
            (
                "NCCL INFO Channel 01 : 7[7] -> 2[2] via SHM/direct/direct",
                "NCCL INFO Channel 00/0 : 1[1] -> 3[3] via P2P/direct pointer",
@@ -465,11 +498,38 @@ LINK_KINDS = (
                "NCCL INFO Channel 00 : 1[a000] -> 0[7000] via P2P/IPC/read",
                "NCCL INFO Channel 05/0 : 6[6] -> 5[5] via P2P/CUMEM",
                "NCCL INFO Channel 00 : 0[0] -> 1[1] via direct shared memory",
+               "NCCL INFO Channel 01/0 : 3[3] -> 2[2] via P2P/indirect/1[1]",
+               "NCCL INFO Channel 00/1 : 4[4] -> 12[4] [send] via NET/IB/4(8)/GDRDMA/Shared",
+               # 2.5-2.6: `Ring`, bus ids
+               "NCCL INFO Ring 00 : 12[41000] -> 11[2d000] via P2P/IPC",
+               "NCCL INFO Ring 00 : 1[23000] -> 8[1e000] [send] via NET/IB/1/GDRDMA",
+               "NCCL INFO Ring 00 : 3[3e000] -> 0[1a000] via direct shared memory",
+               # 2.3-2.4: `Ring`, cudaDev on P2P/SHM lines, no ids on NET lines
+               "NCCL INFO Ring 00 : 26[2] -> 24[0] via P2P/IPC",
+               "NCCL INFO Ring 01 : 0[0] -> 1[1] via P2P/direct pointer",
+               "NCCL INFO Ring 00 : 2[2] -> 3[3] via direct shared memory",
+               "NCCL INFO Ring 00 : 34 -> 33 [send] via NET/Socket/0",
+               "NCCL INFO Ring 00 : 16 -> 24 [receive] via NET/IB/0/GDRDMA",
+               "NCCL INFO Ring 00 : 0 -> 1 via P2P/common device",
+               # 2.3: NET printed by the receiver alone, without a direction
+               "NCCL INFO Ring 00 : 7 -> 8 via NET/IB/0/GDRDMA",
+               "NCCL INFO Ring 01 : 15 -> 0 via NET/Socket/1",
            ), types={k: I for k in ("channel", "conn_index", "src_rank", "dst_rank")},
            handler=_links),
-    _table("nccl_links", "ring", "ring", "Channel ",
-           r"^Channel (?P<channel>\d+)/(?P<nchannels>\d+) :\s*(?P<ranks>[\d ]*\d)\s*(?:\.\.\.)?\s*$",
-           ("NCCL INFO Channel 00/02 :    0   1   2   3   4   5   6   7   8  15  14  13  12  11  10   9",),
+    # CollNet (SHARP) legs have one end: `Coll` 2.6-2.8, `CollNet` 2.9+, `/connIndex` 2.14+.
+    _table("nccl_links", "collnet", "collnet", " via COLLNET/",
+           r"^Coll(?:Net)? (?P<channel>\d+)(?:/(?P<conn_index>\d+))? : (?P<src_rank>\d+) "
+           r"\[(?P<direction>send|receive)\] via (?P<via>COLLNET/.+?)\s*$",
+           ("NCCL INFO Coll 00 : 3 [send] via COLLNET/SHARP/0/GDRDMA",
+            "NCCL INFO CollNet 01 : 0 [receive] via COLLNET/SHARP/1",
+            "NCCL INFO CollNet 00/0 : 5 [send] via COLLNET/SHARP/0/GDRDMA"),
+           types={"channel": I, "conn_index": I, "src_rank": I}, handler=_collnet),
+    # The ring listing rank 0 prints: `Ring NN :` 2.3, `Channel NN :` 2.4, `Channel NN/NN :` 2.5+.
+    _table("nccl_links", "ring", "ring", ("Channel ", "Ring "),
+           r"^(?:Channel|Ring) (?P<channel>\d+)(?:/(?P<nchannels>\d+))? :\s*(?P<ranks>[\d ]*\d)\s*(?:\.\.\.)?\s*$",
+           ("NCCL INFO Channel 00/02 :    0   1   2   3   4   5   6   7   8  15  14  13  12  11  10   9",
+            "NCCL INFO Channel 00 :    0   1   2   3",
+            "NCCL INFO Ring 00 :    0   1   2   3   4   5   6   7"),
            types={"channel": I, "nchannels": I}, handler=_ring_len),
     _table("nccl_links", "ring_graph", "ring_graph", "Ring ",
            r"^Ring (?P<channel>\d+) : (?P<prev>-?\d+) -> (?P<me>-?\d+) -> (?P<next>-?\d+)",
@@ -500,6 +560,12 @@ TOPO_KINDS = (
            r"sameChannels (?P<same_channels>\d+)",
            ("NCCL INFO Pattern 4, crossNic 0, nChannels 2, bw 10.000000/10.000000, type PHB/PIX, sameChannels 1",),
            types={"pattern": I, "cross_nic": I, "nchannels": I, "bw_intra": F, "bw_inter": F, "same_channels": I}),
+    # 2.4 only: each GPU's PCI distance to each NIC of the network in use (Socket or IB).
+    _table("nccl_topo", "nic_distance", "nic_distance", " NIC distance :",
+           r"^CUDA Dev (?P<src>\d+)\[(?P<node>\d+)\], (?P<link_type>\S+) NIC distance :\s*(?P<path_type>\w+(?: \w+)*)\s*$",
+           ("NCCL INFO CUDA Dev 0[0], Socket NIC distance :  PHB",
+            "NCCL INFO CUDA Dev 3[5], IB NIC distance :  PIX PHB SYS SYS"),
+           handler=_nic_distance),
     _table("nccl_topo", "topo_link", "link", "+ ",
            rf"^\s*\+ (?P<link_type>\w+)\[(?P<bw>[\d.]+)\] - (?P<dst>\S+)(?: \((?P<node_info>[^)]*)\))?",
            ("NCCL INFO + PCI[24.0] - PCI/0-4b000",), types={"bw": F}),
@@ -532,8 +598,8 @@ KINDS = (*TORCH_KINDS, *NCCL_EVENTS, *COLL_KINDS, *LINK_KINDS, *TOPO_KINDS, *COM
 
 FORMAT = LogFormat(
     name="nccl",
-    description="NCCL_DEBUG output (2.4 - 2.30) and PyTorch ProcessGroupNCCL watchdog/errors, anywhere",
-    releases="NCCL 2.4 - 2.30.7; PyTorch 1.x - 2.7",
+    description="NCCL_DEBUG output (2.3 - 2.30) and PyTorch ProcessGroupNCCL watchdog/errors, anywhere",
+    releases="NCCL 2.3 - 2.30.7; PyTorch 1.x - 2.7",
     prefix=PREFIX,
     kinds=KINDS,
     ts_formats=(TsFormat("%Y-%m-%d %H:%M:%S%.f"), TsFormat("%Y-%m-%dT%H:%M:%S%.f")),
@@ -552,8 +618,14 @@ FORMAT = LogFormat(
         (r"nccl\w+ comm 0x[0-9a-f]+ rank \d+ nranks", "2.21+"),
         (r"via P2P/CUMEM", "2.19+"),
         (r"Channel \d\d/\d+ : \d+\[\d{1,3}\] -> \d+\[\d{1,3}\] via P2P", "2.18+"),
-        (r"Channel \d\d/\d : \d+\[[0-9a-f]{4,}\] -> ", "2.14-2.17"),
-        (r"Channel \d\d : \d+\[[0-9a-f]{4,}\] -> \d+\[[0-9a-f]{4,}\] via P2P", "<=2.12"),
+        (r"Channel \d\d/\d : \d+\[[0-9a-f]{4,}\] -> ", "2.12-2.18.1"),
+        (r"Channel \d\d : \d+\[[0-9a-f]{4,}\] -> \d+\[[0-9a-f]{4,}\] via P2P", "2.7-2.13"),
+        (r"\bColl \d\d : \d+ \[(?:send|receive)\] via COLLNET", "2.6-2.8"),
+        (r"Ring \d\d : \d+\[[0-9a-f]{4,}\] -> ", "2.5-2.6"),
+        (r"CUDA Dev \d+\[\d+\], \S+ NIC distance", "2.4"),
+        (r"Ring \d\d : \d+ -> \d+ \[(?:send|receive)\] via ", "2.4"),
+        (r"Ring \d\d : \d+ -> \d+ via NET/", "2.3"),
+        (r"Ring \d\d : \d+\[\d{1,3}\] -> \d+\[\d{1,3}\] via ", "2.3-2.4"),
     ),
     embeddable=True,
     # Every NCCL envelope and c10d line holds "NCCL"; the C++ abort and its frames do not.

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import parsers
 from conftest import SAMPLES, mutate, sample
-from loganalyze.diagnosis import hang, nccl_bandwidth, nccl_transport
+from loganalyze.diagnosis import hang, nccl_bandwidth, nccl_tests_mpi, nccl_transport
 from loganalyze.diagnosis.base import Context as DiagContext
 from loganalyze.ingest import parse_batch
 from loganalyze.metrics.nccl import nccl
@@ -61,7 +61,7 @@ def findings(run) -> dict[str, list]:
     """Every NCCL check's findings by id (the checks are called directly with the nccl family)."""
     ctx = DiagContext(run, {"nccl": nccl(run)})
     out: dict[str, list] = {}
-    for check in (nccl_transport.check, nccl_bandwidth.check, hang.check):
+    for check in (nccl_transport.check, nccl_bandwidth.check, nccl_tests_mpi.check, hang.check):
         for f in check(ctx):
             out.setdefault(f.id, []).append(f)
     return out
@@ -363,6 +363,135 @@ def test_comm_line_forms(line, want):
 def test_link_line_forms(line, want):
     row = parse(nccl_format.FORMAT, frame_of((line,)), CTX).tables["nccl_links"].row(0, named=True)
     assert {k: row[k] for k in want} == want
+
+
+# The shapes of releases before 2.7 (docs/formats-nccl.md), one per print statement of NCCL's source.
+@pytest.mark.parametrize("line, want", [
+    ("h:1:2 [4] NCCL INFO Ring 00 : 12[41000] -> 11[2d000] via P2P/IPC",  # 2.5-2.6
+     {"channel": 0, "src_rank": 12, "src_dev": "41000", "dst_rank": 11, "peer_format": "busid", "src_gpu": None}),
+    ("h:1:2 [1] NCCL INFO Ring 00 : 1[23000] -> 8[1e000] [send] via NET/IB/1/GDRDMA",
+     {"direction": "send", "transport": "NET/IB", "gdr": True, "rank": "1"}),
+    ("h:1:2 [3] NCCL INFO Ring 00 : 3[b0] -> 0[80] via direct shared memory", {"transport": "SHM", "peer_format": "busid"}),
+    ("h:1:2 [2] NCCL INFO Ring 00 : 26[2] -> 24[0] via P2P/IPC",  # 2.3-2.4: the cudaDev
+     {"peer_format": "cuda", "src_gpu": 2, "dst_gpu": 0, "transport": "P2P/IPC"}),
+    ("h:1:2 [0] NCCL INFO Ring 01 : 0[0] -> 1[1] via P2P/direct pointer", {"channel": 1, "transport": "P2P/direct pointer"}),
+    ("h:1:2 [0] NCCL INFO Ring 00 : 34 -> 33 [send] via NET/Socket/0",  # 2.4: NET lines carry no ids
+     {"src_rank": 34, "dst_rank": 33, "src_dev": None, "peer_format": None, "transport": "NET/Socket", "rank": "34"}),
+    ("h:1:2 [0] NCCL INFO Ring 00 : 16 -> 24 [receive] via NET/Socket/0", {"direction": "receive", "rank": "24"}),
+    ("h:1:2 [0] NCCL INFO Ring 00 : 7 -> 8 via NET/IB/0/GDRDMA",  # 2.3: the receiver prints, no direction
+     {"direction": "receive", "rank": "8", "transport": "NET/IB"}),
+    ("h:1:2 [0] NCCL INFO Ring 00 : 0 -> 1 via P2P/common device", {"transport": "P2P", "peer_format": None}),
+    ("1  [4] NCCL INFO Ring 00 : 12[41000] -> 13[42000] via P2P/IPC", {"gpu": "4", "host": None, "src_rank": 12}),
+])
+def test_old_link_line_forms(line, want):
+    row = parse(nccl_format.FORMAT, frame_of((line,)), CTX).tables["nccl_links"].row(0, named=True)
+    assert {k: row[k] for k in want} == want and row["what"] == "link"
+
+
+@pytest.mark.parametrize("line, want", [
+    ("Coll 00 : 3 [send] via COLLNET/SHARP/0/GDRDMA", {"what": "collnet", "transport": "COLLNET/SHARP", "gdr": True}),
+    ("CollNet 01/0 : 5 [receive] via COLLNET/SHARP/1", {"channel": 1, "conn_index": 0, "direction": "receive"}),
+    ("Ring 00 :    0   1   2   3", {"what": "ring", "ring_len": 4, "nchannels": None}),
+    ("Channel 01 :    0   3   2   1", {"what": "ring", "channel": 1, "ring_len": 4}),
+    ("Ring 00 : 7 -> 0 -> 1", {"what": "ring_graph", "prev": 7, "me": 0, "next": "1"}),
+])
+def test_collnet_and_ring_listing_forms(line, want):
+    row = parse(nccl_format.FORMAT, frame_of((f"h:1:2 [0] NCCL INFO {line}",)), CTX).tables["nccl_links"].row(0, named=True)
+    assert {k: row[k] for k in want} == want
+
+
+def test_47_old_ring_behind_user_line_numbers_is_healthy(ingest_one):
+    _, run = ingest_one(sample("nccl", "47_"))
+    links = table(run, "nccl_links", "link")
+    assert links.height == 11 and links["host"].null_count() == 11 and links["peer_format"].unique().to_list() == ["busid"]
+    assert dict(links["transport"].value_counts().iter_rows()) == {"P2P/IPC": 9, "NET/IB": 2}
+    assert severities(run) == {"nccl-transport": "info"}
+
+
+def test_50_and_63_direct_shared_memory_is_shm(ingest_one):
+    _, run = ingest_one(sample("nccl", "50_"))
+    links = table(run, "nccl_links", "link")
+    assert links.select("src_rank", "src_dev", "dst_rank", "dst_dev").rows() == [(3, "b0", 0, "80"), (1, "90", 2, "c0")]
+    f = findings(run)["nccl-transport"][0]
+    assert f.severity == "warning" and "2 of 2" in f.verdict and "host memory (SHM)" in f.verdict
+    _, run = ingest_one(sample("nccl", "63_"), name="t63")
+    assert table(run, "nccl_links", "link")["transport"].to_list() == ["SHM"] * 5
+
+
+def test_51_old_ring_p2p_ipc_cuda_devices(ingest_one):
+    _, run = ingest_one(sample("nccl", "51_"))
+    links = table(run, "nccl_links", "link")
+    assert links.height == 19 and links["peer_format"].unique().to_list() == ["cuda"]
+    first = links.row(0, named=True)
+    assert (first["host"], first["src_rank"], first["src_gpu"], first["dst_rank"], first["dst_gpu"]) == ("host4", 26, 2, 24, 0)
+    assert severities(run) == {"nccl-transport": "info"}
+
+
+def test_49_nccl24_socket_ring_across_hosts_says_tcp(ingest_one):
+    _, run = ingest_one(sample("nccl", "49_"))
+    links = table(run, "nccl_links", "link")
+    assert links.height == 11 and links["transport"].unique().to_list() == ["NET/Socket"]
+    assert links.filter(pl.col("direction") == "receive")["rank"].to_list() == ["24", "28", "52", "60", "32"]
+    nic = table(run, "nccl_topo", "nic_distance")
+    assert nic.height == 16 and nic.select("src", "dst", "path_type").unique().rows() == [("GPU/0", "NET/Socket", "PHB")]
+    f = findings(run)["nccl-transport"][0]
+    assert (f.severity, f.title) == ("info", "Inter-node traffic over TCP sockets")
+    assert "(11 from 11 hosts) uses NET/Socket" in f.verdict and "No InfiniBand/RoCE device appears" in f.verdict
+    assert "channel(s) for" not in f.verdict and "talk P2P" not in f.verdict  # one GPU per node: nothing P2P
+
+
+def test_42_inter_node_legs_on_sockets_beside_p2p(ingest_one):
+    _, run = ingest_one(sample("nccl", "42_"))
+    f = findings(run)["nccl-transport"][0]
+    assert f.severity == "info" and "every inter-node connection shown (2) uses NET/Socket" in f.verdict
+    assert f.metrics["socket_links"] == 2 and f.metrics["ib_devices_listed"] is False
+
+
+def test_infiniband_links_get_no_socket_part(ingest_one):
+    for prefix in ("06_", "52_"):
+        _, run = ingest_one(sample("nccl", prefix), name=f"t{prefix}")
+        assert all("TCP sockets" not in f.verdict for f in findings(run).get("nccl-transport", []))
+
+
+def test_unused_ib_devices_make_the_socket_part_a_warning(tmp_path, ingest_one):
+    log = tmp_path / "nccl.log"
+    log.write_text("h1:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>\n"
+                   "h1:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\n"
+                   "h2:3:4 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/Socket/0\n")
+    _, run = ingest_one(log)
+    f = findings(run)["nccl-transport"][0]
+    assert f.severity == "warning" and "lists IB/RoCE devices but did not use them" in f.verdict
+    assert f.metrics["ib_devices_listed"] is True and f.impact > 0
+
+
+def test_74_two_headers_both_rank_0_are_separate_jobs(ingest_one):
+    _, run = ingest_one(sample("nccl", "74_"))
+    lone = nccl(run).frames["lone_processes"]
+    assert lone.select("line_no", "why").rows() == [(9, "rank_twice"), (10, "rank_twice")]
+    f = findings(run)["nccl-tests-no-mpi"][0]
+    assert (f.severity, f.confidence) == ("warning", "medium") and "2 processes each list themselves as the same rank" in f.verdict
+    assert "MPI=1" in f.recommendation
+
+
+def test_75_and_76_interleaved_rows_of_lone_processes(ingest_one):
+    _, run = ingest_one(sample("nccl", "75_"))
+    lone = nccl(run).frames["lone_processes"]
+    assert dict(lone.group_by("why").len().iter_rows()) == {"interleaved": 3, "nranks_1": 5}
+    f = findings(run)["nccl-tests-no-mpi"][0]
+    assert f.confidence == "high" and "restart 3 time(s)" in f.verdict and "busbw 0.00" in f.verdict
+    assert "nccl-bandwidth" not in findings(run)
+    _, run = ingest_one(sample("nccl", "76_"), name="t76")
+    lone = nccl(run).frames["lone_processes"]
+    assert lone.select("line_no", "why").rows() == [(8, "interleaved"), (10, "interleaved")]  # 8 after 256, 16 after 512
+
+
+def test_a_table_printed_twice_in_a_row_is_one_process(tmp_path, ingest_one):
+    """`-N 2` repeats a whole sweep: one restart, every run complete, so nothing interleaves."""
+    rows = [line for line in sample("nccl", "15_").read_text().splitlines() if " float " in line]
+    log = tmp_path / "cycles.log"
+    log.write_text("\n".join(rows + rows + rows) + "\n")
+    _, run = ingest_one(log)
+    assert nccl(run).frames["lone_processes"].height == 0 and "nccl-tests-no-mpi" not in findings(run)
 
 
 def test_timestamped_warn_with_function_and_its_category():

@@ -19,6 +19,9 @@ from loganalyze.diagnosis.base import SEVERITIES, Context, Finding
 REF_P2P_PCIE = (20.0, 35.0)
 REF_SHM = (3.0, 20.0)
 REF_SOCKET = (1.0, 5.0)
+# One InfiniBand/RoCE NIC, GB/s per direction: 200 Gb/s (HDR, 200 GbE) to 400 Gb/s (NDR,
+# 400 GbE) line rate / 8 (docs/findings-nccl.md).
+REF_IB_NIC = (25.0, 50.0)
 # Share of a TP decode step spent in allreduce on PCIe boxes: an assumption used only to
 # turn a collective slowdown into a throughput estimate (docs/findings-nccl.md).
 COMM_SHARE = 0.3
@@ -170,6 +173,54 @@ def nic_part(links: pl.DataFrame) -> Part | None:
     )
 
 
+def _ib_devices(raw_comms: pl.DataFrame, topo: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Lines that list IB/RoCE devices (`NET/IB : Using [0]mlx5_0:1/IB`, 2.4's `IB NIC distance`),
+    and lines that say there is none (`NET/IB : No device found.`)."""
+    ib = raw_comms.filter(pl.col("what") == "net_ib")
+    listed = ib.filter(pl.col("value").str.contains(r"^Using \[\d+\]"))
+    nic = topo.filter((pl.col("what") == "nic_distance") & (pl.col("link_type") == "IB")) if topo.height else topo
+    seen = pl.concat([listed.select("source", "line_no", "raw"), nic.select("source", "line_no", "raw")]) \
+        if nic.height else listed.select("source", "line_no", "raw")
+    none = ib.filter(pl.col("value").str.contains("No device found")).select("source", "line_no", "raw")
+    return seen, none
+
+
+def socket_part(links: pl.DataFrame, raw_comms: pl.DataFrame, topo: pl.DataFrame) -> Part | None:
+    """Every inter-node connection on TCP sockets: no IB/RoCE transport in use.
+
+    A NET link not known to be intra-node joins two hosts: NCCL offers P2P and SHM only to
+    ranks of one host hash, so NET is what is left between hosts (docs/formats-nccl.md).
+    Quiet when any NET link uses another transport (an InfiniBand log). A warning only when
+    the log lists IB/RoCE devices that went unused; otherwise informational: sockets are
+    all an Ethernet-only cluster has.
+    """
+    net = links.filter(pl.col("transport").str.starts_with("NET"))
+    inter = net.filter(~pl.col("intra").fill_null(False))
+    if inter.height == 0 or (net["transport"] != "NET/Socket").any():
+        return None
+    seen, none = _ib_devices(raw_comms, topo)
+    hosts = inter["host"].drop_nulls().n_unique()
+    where = f" from {hosts} hosts" if hosts > 1 else ""
+    why = (" NCCL lists IB/RoCE devices but did not use them." if seen.height else
+           " `NET/IB : No device found`: NCCL saw no InfiniBand/RoCE device." if none.height else
+           " No InfiniBand/RoCE device appears in the log.")
+    lost = 1 - _mid(REF_SOCKET) / _mid(REF_IB_NIC)
+    return Part(
+        "warning" if seen.height else "info",
+        f"Inter-node traffic goes over TCP sockets: every inter-node connection shown ({inter.height}{where}) "
+        f"uses NET/Socket; no IB/RoCE transport is in use.{why} NCCL over sockets reaches a few GB/s "
+        f"({REF_SOCKET[0]:.0f}-{REF_SOCKET[1]:.0f}), one InfiniBand/RoCE NIC {REF_IB_NIC[0]:.0f}-{REF_IB_NIC[1]:.0f} "
+        "GB/s; on an Ethernet-only cluster this is expected.",
+        "If the nodes have InfiniBand/RoCE NICs, make them visible to NCCL (/dev/infiniband and the rdma-core "
+        "libraries inside the container, NCCL_IB_DISABLE and NCCL_NET unset; on AWS EFA the aws-ofi-nccl plugin) "
+        "until `NET/IB : Using [0]mlx5_...` appears. On plain Ethernet, NCCL_SOCKET_NTHREADS and "
+        "NCCL_NSOCKS_PERTHREAD raise socket throughput.",
+        impact=lost * COMM_SHARE if seen.height else 0.0,
+        rows=pl.concat([inter.head(3).select("source", "line_no", "raw"), seen.head(2), none.head(1)]),
+        facts={"socket_links": inter.height, "ib_devices_listed": seen.height > 0},
+    )
+
+
 def p2p_veto_part(raw_comms: pl.DataFrame, warns: pl.DataFrame) -> Part | None:
     vetoes = raw_comms.filter(pl.col("what") == "p2p_disabled")
     warned = warns.filter(pl.col("fields").str.contains('"category":"p2p_disabled'))
@@ -195,9 +246,10 @@ def cc_part(s: dict, raw_comms: pl.DataFrame) -> Part | None:
 
 
 def healthy_text(s: dict) -> str:
+    """The transport mix; "GPUs in a box talk P2P" only where P2P lines are there to say so."""
     mix = ", ".join(f"{t} x{n}" for t, n in s["transports"].items())
     chans = f", {s['channels_min']} channel(s)" if s.get("channels_min") else ""
-    return f"Transport lines show {mix}{chans}: GPUs in a box talk P2P."
+    return f"Transport lines show {mix}{chans}" + (": GPUs in a box talk P2P." if s.get("p2p_links") else ".")
 
 
 def check(ctx: Context) -> list[Finding]:
@@ -208,10 +260,13 @@ def check(ctx: Context) -> list[Finding]:
     links = f["links"]
     raw_comms = ctx.run.table("nccl_comms").collect()
     raw_links = ctx.run.table("nccl_links").collect()
+    tcp = socket_part(links, raw_comms, f["topo"]) if links.height else None
     parts = [p for p in (
         shm_part(links) if links.height else None, net_part(links) if links.height else None,
         env_part(s, f["env"], links), forced_part(s, f["env"]), topo_part(s, f["topo"], links),
-        channels_part(f["comms"], links, raw_links), nic_part(links) if links.height else None,
+        # over TCP the sockets, not ring parallelism, bound inter-node bandwidth; tcp names the NIC
+        None if tcp else channels_part(f["comms"], links, raw_links),
+        None if tcp or not links.height else nic_part(links), tcp,
         p2p_veto_part(raw_comms, f["warns"]), cc_part(s, raw_comms),
     ) if p]
     if not parts:
@@ -251,6 +306,8 @@ def _title(p: Part) -> str:
         return "GPU topology rules out P2P"
     if "channel(s) for" in t:
         return "Few NCCL channels"
+    if "over TCP sockets" in t:
+        return "Inter-node traffic over TCP sockets"
     return "NCCL transport"
 
 

@@ -52,7 +52,7 @@ def nccl(run: Run) -> Family | None:
         "links": links, "transport_mix": transport_mix(links), "comms": per_comm, "env": env, "busbw": perf,
         "coll_sizes": coll_sizes(colls), "coll_progress": coll_progress(colls),
         "coll_behind": ranks_behind(coll_progress(colls)), "timeouts": timeouts,
-        "progress": progress, "hangs": hangs, "topo": t["nccl_topo"],
+        "progress": progress, "hangs": hangs, "topo": t["nccl_topo"], "lone_processes": lone_processes(t["nccl_perf"]),
         "warns": events.filter(pl.col("kind") == "nccl_warn"),
         "errors": events.filter(pl.col("kind").is_in(["pg_nccl_error", "nccl_error_trail"])
                                 | pl.col("message").str.contains("NCCL error")),
@@ -299,6 +299,49 @@ def perf_rows(perf: pl.DataFrame) -> pl.DataFrame:
         .when(pl.col("size") >= LARGE_BYTES).then(pl.lit("large")).otherwise(pl.lit("other")),
     ).select("source", "line_no", "raw", "test", "nranks", "device_names", "size", "count", "type", "redop", "time_us",
              "algbw", "busbw", "oop_busbw", "ip_busbw", "oop_wrong", "ip_wrong", "bucket")
+
+
+HEADER = ("params", "columns", "test_start", "command", "version")
+
+
+def lone_processes(perf: pl.DataFrame) -> pl.DataFrame:
+    """Lines showing that several nccl-tests processes each ran as a job of their own (a binary
+    built without MPI=1, or started without mpirun), one row per line with `why`:
+
+    - `rank_twice`: one rank number printed by several processes (pid or host) in one header
+      (no data row between): one job lists each rank once, Rank 0 to N-1.
+    - `interleaved`: a table (same header, type, redop, root) whose sizes restart inside the
+      sweep: an increasing run of sizes, neither the first nor the last, shorter than the
+      sweep. One process prints its sizes in increasing order; `-N` cycles repeat whole sweeps.
+    - `nranks_1`: busbw 0.00 where algbw is at least 0.1 GB/s: busbw = algbw x (n-1)/n or
+      2(n-1)/n is 0 only for n = 1 (and equals algbw for broadcast/reduce), a process alone.
+      Reported only beside one of the two others: one GPU tested alone is a run of its own.
+    """
+    if perf.height == 0:
+        return pl.DataFrame(schema={"source": pl.String, "line_no": pl.Int64, "raw": pl.String, "why": pl.String})
+    perf = perf.sort("source", "line_no").with_columns(
+        rows_before=(pl.col("what") == "row").cum_sum().over("source"),
+        segment=pl.col("what").is_in(HEADER).cum_sum().over("source"),
+    )
+    dev = perf.filter(pl.col("what") == "device").with_columns(
+        writers=pl.struct("dev_host", "dev_pid").n_unique().over("source", "rows_before", "dev_rank"))
+    twice = dev.filter(pl.col("writers") > 1).with_columns(why=pl.lit("rank_twice"))
+    table = ["source", "segment", "type", "redop", "root"]
+    rows = perf.filter(pl.col("what") == "row").with_columns(
+        restart=(pl.col("size") <= pl.col("size").shift(1)).fill_null(False).over(table))
+    rows = rows.with_columns(run=pl.col("restart").cum_sum().over(table), sweep=pl.col("size").n_unique().over(table))
+    rows = rows.with_columns(run_len=pl.len().over(*table, "run"), last_run=pl.col("run").max().over(table))
+    short = (pl.col("run") > 0) & (pl.col("run") < pl.col("last_run")) & (pl.col("run_len") < pl.col("sweep"))
+    rows = rows.with_columns(mixed=short.any().over(table))
+    interleaved = rows.filter(pl.col("mixed") & pl.col("restart")).with_columns(why=pl.lit("interleaved"))
+    algbw, busbw = pl.max_horizontal("oop_algbw", "ip_algbw"), pl.max_horizontal("oop_busbw", "ip_busbw")
+    alone = rows.filter((busbw == 0) & (algbw >= 0.1)).with_columns(why=pl.lit("nranks_1"))
+    found = [df.select("source", "line_no", "raw", "why") for df in (twice, interleaved) if df.height]
+    if not found:
+        return pl.DataFrame(schema={"source": pl.String, "line_no": pl.Int64, "raw": pl.String, "why": pl.String})
+    sources = pl.concat(found)["source"].unique()
+    found.append(alone.filter(pl.col("source").is_in(sources.implode())).select("source", "line_no", "raw", "why"))
+    return pl.concat(found).sort("source", "line_no")
 
 
 def collapse_size(rows: pl.DataFrame) -> int | None:
