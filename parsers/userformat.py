@@ -31,7 +31,7 @@ from loganalyze.store import TABLE_NAME
 from loganalyze.wrappers import unwrap
 from parsers.config import key_equals_value, repr_dump, typed
 from parsers.engine import Context, parse
-from parsers.spec import Handler, Key, LineKind, LogFormat, TsFormat
+from parsers.spec import Handler, Key, LineKind, LogFormat, Sample, TsFormat, expected
 from parsers.tables import COMMON, SCHEMAS, register
 
 if sys.version_info >= (3, 11):
@@ -194,6 +194,21 @@ def _keys(r: _Reader, items: list[tuple[str, dict]]) -> tuple[Key, ...]:
     return tuple(out)
 
 
+def _samples(r: _Reader, d: dict, where: str) -> tuple[str, ...]:
+    """Sample lines: each a string, or `{ line = "...", expect = { column = value } }` for a
+    line with the fields it must parse to (a Sample)."""
+    out: list[str] = []
+    for w, item in r.items(d, "samples", where):
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        if not isinstance(item, dict):
+            r.fail(w, f"expected a line, or {{ line = ..., expect = {{ ... }} }}, got {_kind_of(item)}")
+        t = r.table(item, w, ("line", "expect"))
+        out.append(Sample(r.text(t, "line", w), **r.get(t, "expect", w, dict)))
+    return tuple(out)
+
+
 def _keysets(r: _Reader, data: dict) -> dict[str, tuple[Key, ...]]:
     sets = r.get(data, "keysets", "", dict, {})
     return {name: _keys(r, r.items(sets, name, "keysets")) for name in sets}
@@ -282,7 +297,7 @@ def _kind(r: _Reader, where: str, data: object, keysets: dict, tables: dict) -> 
         keys=keys, key_sep=r.text(d, "key_sep", where, ": "), extra=r.flag(d, "extra", where),
         rewrites=tuple(rewrites), pack=r.text(d, "pack", where, None), message=r.flag(d, "message", where),
         const=const, levels=r.texts(d, "levels", where),
-        fallback=r.flag(d, "fallback", where), handler=_handler(r, d, where), samples=r.texts(d, "samples", where),
+        fallback=r.flag(d, "fallback", where), handler=_handler(r, d, where), samples=_samples(r, d, where),
         **optional_patterns,
     )
     if not kind.needle:
@@ -467,24 +482,41 @@ def _verdict(kind: LineKind, sample: str, row: dict | None, text_row: dict | Non
     if claimed_by != kind.name:
         return SampleCheck(kind.name, sample, claimed_by, {},
                            f"claimed by kind {claimed_by} (listed earlier, or its needle is too broad)")
+    expect = expected(sample)
     if continues:  # the rest of a block the sample above starts: judged with it
-        return SampleCheck(kind.name, sample, claimed_by, {}, None)
+        problem = "continues the sample above, so its expected fields are never its own" if expect else None
+        return SampleCheck(kind.name, sample, claimed_by, {}, problem)
     got = _fields(kind, row)
     as_text = _fields(kind, text_row) if text_row else {}
     problem = None
     if lost := sorted(set(as_text) - set(got)):
         problem = f"field {lost[0]}: {as_text[lost[0]]!r} is not a valid {type_name(_dtype_of(kind, lost[0]))}"
+    elif expect is not None:
+        problem = _unexpected(got, expect)
     elif (groups(kind.pattern) or kind.keys or kind.handler) and not got:
         problem = "claimed, but every field is null"
     return SampleCheck(kind.name, sample, claimed_by, got, problem)
+
+
+def _unexpected(got: Mapping[str, Any], expect: Mapping[str, object]) -> str | None:
+    """How the fields a sample gave differ from those it declares, first difference only."""
+    for column in sorted(set(got) | set(expect)):
+        if column not in expect:
+            return f"field {column}: got {got[column]!r}, which the sample does not expect"
+        if column not in got:
+            return f"field {column}: expected {expect[column]!r}, got null"
+        if got[column] != expect[column]:
+            return f"field {column}: expected {expect[column]!r}, got {got[column]!r}"
+    return None
 
 
 def check_kind(fmt: LogFormat, kind: LineKind) -> list[SampleCheck]:
     """Parse a kind's samples together, as one small log, with the whole format.
 
     Each sample must be claimed by `kind` (a sample may also continue the one above, as
-    the lines of a banner do), every field it captures must fit its type, and a kind that
-    extracts fields must yield one. A sample may hold several lines joined by newlines.
+    the lines of a banner do) and every field it captures must fit its type. A `Sample`
+    must give exactly the fields it declares; of a plain line, a kind that extracts fields
+    must yield one. A sample may hold several lines joined by newlines.
     """
     if not kind.samples:
         return [SampleCheck(kind.name, "", None, {}, "no samples: add a real line under samples")]
@@ -550,6 +582,11 @@ def _key_item(k: Key) -> dict:
     return {**item, "percent": True} if k.percent else item
 
 
+def _sample_item(sample: str) -> str | dict:
+    expect = expected(sample)
+    return str(sample) if expect is None else {"line": str(sample), "expect": dict(expect)}
+
+
 def _shared_keysets(fmt: LogFormat) -> dict[tuple[Key, ...], str]:
     """Key lists used by several kinds, named after the table of the first: written once as a keyset."""
     names: dict[tuple[Key, ...], str] = {}
@@ -582,7 +619,7 @@ def _kind_lines(kind: LineKind, handler: Mapping[str, object] | None, keysets: d
         elif f == "rewrites":
             out += _toml_list("rewrites", [{"pattern": p, "replace": r} for p, r in kind.rewrites])
         elif f == "samples":
-            out += _toml_list("samples", kind.samples)
+            out += _toml_list("samples", [_sample_item(s) for s in kind.samples])
         else:
             out.append(f"{f} = {_toml(value)}")
     return out

@@ -19,6 +19,7 @@ from conftest import FIXTURES, SAMPLES
 from loganalyze.cli import main
 from loganalyze.errors import LoganalyzeError
 from parsers import sglang, userformat
+from parsers.spec import Sample
 from parsers.tables import SCHEMAS
 from parsers.userformat import check, dump, load
 
@@ -200,6 +201,18 @@ def test_check_reports_each_kind_of_failure(tmp_path):
     assert results[0].fields == {"n": 7}
 
 
+def test_check_asserts_the_values_a_sample_expects(tmp_path):
+    samples = ('samples = [{ line = "tiny count=7", expect = { n = 7 } }, { line = "tiny count=8", expect = { n = 9 } }, '
+               '{ line = "tiny count=9", expect = {} }, { line = "tiny count=x", expect = { n = 1 } }]')
+    fmt = load(write(tmp_path, GOOD.replace('samples = ["tiny count=7"]', samples))).format
+    assert fmt.kinds[0].samples == (Sample("tiny count=7", n=7), Sample("tiny count=8", n=9), Sample("tiny count=9"),
+                                    Sample("tiny count=x", n=1))
+    assert [c.problem for c in check(fmt)] == [
+        None, "field n: expected 9, got 8", "field n: got 9, which the sample does not expect",
+        "field n: 'x' is not a valid int"]
+    assert without_handlers(load(write(tmp_path, dump(fmt), "again.toml")).format) == without_handlers(fmt)
+
+
 def test_check_command_exit_codes(tmp_path):
     ok = CliRunner().invoke(main, ["formats", "--check", str(write(tmp_path, GOOD))])
     assert ok.exit_code == 0 and "1 sample(s), 1 ok, 0 failed" in ok.output and "ok   count: n=7" in ok.output
@@ -228,6 +241,9 @@ def test_check_command_exit_codes(tmp_path):
      "prefix: needs a (?P<msg>...) group"),
     (('name = "tiny"', 'name = "Tiny Format"'), "name: a format name is 1-64 of a-z 0-9 _ . -"),
     (('samples = ["tiny count=7"]', 'samples = "tiny count=7"'), "kinds.count.samples: expected a list, got a string"),
+    (('samples = ["tiny count=7"]', 'samples = [7]'), "kinds.count.samples[0]: expected a line, or { line = ..., "),
+    (('samples = ["tiny count=7"]', 'samples = [{ line = "tiny count=7", expected = {} }]'),
+     "kinds.count.samples[0].expected: unknown field (known: line, expect)"),
     (('types = { n = "int" }', 'keys = "nope"'), "kinds.count.keys: no keyset 'nope' (keysets: none)"),
     (('samples = ["tiny count=7"]', 'samples = ["tiny count=7"]\n[tables.stats]\nx = "int"'),
      "tables.stats: stats is a built-in table"),
