@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers.spec import Handler, LineKind, LogFormat
+from parsers.spec import Handler, LineKind, LogFormat, Sample
 from parsers.tables import SCHEMAS, register
 
 I, F, S = pl.Int64, pl.Float64, pl.String
@@ -96,8 +96,10 @@ KINDS = (
            "-g 8 | tail -n 30"),
           match=r"(?:^|[\s/])\w+_perf(?:_mpi)?(?:\s|$)", handler=_command),
     _kind("columns", ("out-of-place", "size", "(B)"), r"^#\s+(?:out-of-place|size\s+count|\(B\)\s+\(elements\))",
-          ("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",)),
-    _kind("comment", "#", r"^#", ("#", "# Using devices", "# Blocking Enabled: wait for completion and barrier after each collective"),
+          (Sample("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw"
+                  "   busbw #wrong"),)),
+    _kind("comment", "#", r"^#", (Sample("#"), Sample("# Using devices"),
+                                  Sample("# Blocking Enabled: wait for completion and barrier after each collective")),
           match=r"^#"),
 )
 

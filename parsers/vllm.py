@@ -35,7 +35,7 @@ import polars as pl
 
 from parsers.common import ACCESS, TRACEBACK, TRACEBACK_CONTINUATION
 from parsers.config import explode_pairs, repr_pairs, typed
-from parsers.spec import Key, LineKind, LogFormat, TsFormat
+from parsers.spec import Key, LineKind, LogFormat, Sample, TsFormat
 
 LEVEL = "DEBUG|INFO|WARNING|ERROR|CRITICAL"
 PREFIX = (
@@ -422,9 +422,10 @@ KINDS = (
             "INFO 01-30 03:19:07 backends.py:321] Compiling a graph for general shape takes 41.86 s"), types=GIB),
     _event("compile_cache", ("for vLLM's torch.compile", "Cache the graph "),
            r"Using cache directory: (?P<cache_dir>\S+) for vLLM's torch\.compile|Cache the graph", "info",
-           ("INFO 01-30 03:18:25 backends.py:577] Using cache directory: /root/.cache/vllm/torch_compile_cache/"
-            "2b70b500a6/rank_0 for vLLM's torch.compile",
-            "INFO 01-30 03:18:28 backends.py:309] Cache the graph of shape None for later use")),
+           (Sample("INFO 01-30 03:18:25 backends.py:577] Using cache directory: /root/.cache/vllm/torch_compile_cache/"
+                   "2b70b500a6/rank_0 for vLLM's torch.compile",
+                   cache_dir="/root/.cache/vllm/torch_compile_cache/2b70b500a6/rank_0"),
+            Sample("INFO 01-30 03:18:28 backends.py:309] Cache the graph of shape None for later use"))),
     _event("graph_capture_done", "Graph capturing finished in ",
            r"Graph capturing finished in (?P<elapsed_s>\d+) secs(?:, took (?P<mem_gib>[\d.]+) GiB)?", "info",
            ("(Worker_TP3_EP3 pid=2709393) INFO 09-29 09:52:22 [gpu_model_runner.py:3468] Graph capturing finished in "
@@ -538,7 +539,23 @@ KINDS = (
             "The `sliding_window_pattern` attribute is deprecated",),
            match=r"^\S+\.py:\d+: \w*Warning: ", continuation=r"^(?:\s|[a-z])"),
     replace(TRACEBACK, orphan=r'^\s*File "', samples=(
-        "(EngineCore pid=104) Traceback (most recent call last):",
+        # A log cut mid-traceback (fixtures/real/vllm/36_*.log): no final error line, so no fields.
+        Sample("\n".join((
+            '(EngineCore pid=104) Traceback (most recent call last):',
+            '(EngineCore pid=104)   File "/usr/lib/python3.12/multiprocessing/process.py", line 314, in _bootstrap',
+            '(EngineCore pid=104)     self.run()',
+            '(EngineCore pid=104)   File "/usr/lib/python3.12/multiprocessing/process.py", line 108, in run',
+            '(EngineCore pid=104)     self._target(*self._args, **self._kwargs)',
+            '(EngineCore pid=104)   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", '
+            'line 1140, in run_engine_core',
+            '(EngineCore pid=104)     raise e',
+            '(EngineCore pid=104)   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", '
+            'line 1129, in run_engine_core',
+            '(EngineCore pid=104)     engine_core.run_busy_loop()',
+            '(EngineCore pid=104)   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", '
+            'line 1170, in run_busy_loop',
+            '(EngineCore pid=104)     self._process_engine_step()',
+        ))),
         '(RayWorkerWrapper pid=67451, ip=10.0.0.1) ERROR 06-25 15:28:30 worker_base.py:148]   File "/x/worker.py", '
         "line 162, in determine_num_available_blocks",
     )),
