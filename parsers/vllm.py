@@ -521,10 +521,11 @@ KINDS = (
            ("(VllmWorkerProcess pid=761) ERROR 07-24 08:26:01 multiproc_worker_utils.py:226] Exception in worker "
             "VllmWorkerProcess while processing method load_model: boom, Traceback (most recent call last):",),
            continuation=TRACEBACK_CONTINUATION),
-    _event("custom_allreduce_disabled", "Custom allreduce is disabled", r"(?:because (?P<reason>[^.]+))?", "warning",
-           ("WARNING 04-01 10:00:00 custom_all_reduce.py:134] Custom allreduce is disabled because it's not supported "
-            "on more than two PCIe-only GPUs. To silence this warning, specify disable_custom_all_reduce=True "
-            "explicitly.",)),
+    _event("custom_allreduce_disabled", "Custom allreduce is disabled", r"(?:.*?because (?P<reason>[^.]+))?", "warning",
+           (Sample("WARNING 04-01 10:00:00 custom_all_reduce.py:134] Custom allreduce is disabled because it's not "
+                   "supported on more than two PCIe-only GPUs. To silence this warning, specify "
+                   "disable_custom_all_reduce=True explicitly.",
+                   reason="it's not supported on more than two PCIe-only GPUs"),)),
     _event("custom_allreduce_graphs", " cuda graph addresses", r"Registering (?P<addresses>\d+) cuda graph addresses",
            "info", ("(Worker_TP0_EP0 pid=2709390) INFO 09-29 09:52:21 [custom_all_reduce.py:203] Registering 12784 "
                     "cuda graph addresses",), types={"addresses": I}),
