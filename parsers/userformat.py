@@ -439,23 +439,40 @@ def sample_frame(lines: list[str]) -> pl.DataFrame:
     return unwrap(frame.with_columns(text=pl.col("raw")), date.today().year)
 
 
-def _fields(kind: LineKind, row: dict) -> dict[str, Any]:
-    """The non-null fields of an output row, packed ones unpacked."""
-    if kind.handler is not None:
-        names = [c for c in row if c not in COMMON and c not in kind.const]
-    elif kind.pack:
-        return {k: v for k, v in json.loads(row.get(kind.pack) or "{}").items() if v is not None}
+# Columns that are not fields of a line: the whole message, the pairs no key names, the line count.
+NOT_FIELDS = ("message", "extra", "span")
+
+
+def _fields(kind: LineKind, rows: list[dict]) -> dict[str, Any]:
+    """The non-null fields a line gave, as its table stores them, packed ones unpacked. A
+    settings line gives one `config` row per setting: its fields are {key: value}; of another
+    line with several rows (an NCCL topology line, one per path), the first row's."""
+    if kind.table == "config" and kind.handler is not None:
+        return {r["key"]: r["value"] for r in rows if r.get("key") is not None and r.get("value") is not None}
+    row = rows[0]
+    if kind.handler is not None:  # a handler may leave working columns: only stored ones count
+        stored = SCHEMAS.get(kind.table, {})
+        names = [c for c in row if c in stored and c not in COMMON]
     else:
-        names = [c for c in _written_columns(kind) if c not in kind.const and c not in ("message", "extra")]
-    return {c: row[c] for c in sorted(names) if row.get(c) is not None}
+        names = list(_written_columns(kind))
+    out = {c: row[c] for c in sorted(names) if c not in kind.const and c not in NOT_FIELDS and row.get(c) is not None}
+    pack = kind.pack or ("fields" if kind.table == "events" else None)  # where events keep a line's own fields
+    if pack and isinstance(out.get(pack), str):
+        packed = json.loads(out.pop(pack))
+        out = dict(sorted({**out, **{k: v for k, v in packed.items() if v is not None}}.items()))
+    return out
 
 
-def _owners(fmt: LogFormat, lines: list[str]) -> dict[int, dict]:
-    """For each claimed line, the output row it belongs to: its own, or for a continuation
-    line the last row that starts above it (the engine gives continuations to the line above)."""
+def _owners(fmt: LogFormat, lines: list[str]) -> dict[int, list[dict]]:
+    """For each claimed line, the output rows it belongs to: its own, or for a continuation
+    line those of the last line above that has rows (the engine gives continuations to the
+    line above). A line has several rows when it holds several settings."""
     ctx = Context(source="check", year=date.today().year, base_date=date.today().isoformat())
     got = parse(fmt, sample_frame(lines), ctx)
-    starts = {row["line_no"]: row for df in got.tables.values() for row in df.iter_rows(named=True)}
+    starts: dict[int, list[dict]] = {}
+    for df in got.tables.values():
+        for row in df.iter_rows(named=True):
+            starts.setdefault(row["line_no"], []).append(row)
     owners, owner = {}, None
     for line_no in range(1, len(lines) + 1):
         owner = starts.get(line_no, owner)
@@ -475,9 +492,10 @@ def _dtype_of(kind: LineKind, column: str) -> pl.DataType:
     return kind.types.get(column) or next((k.dtype for k in kind.keys if k.column == column), pl.String)
 
 
-def _verdict(kind: LineKind, sample: str, row: dict | None, text_row: dict | None, continues: bool) -> SampleCheck:
-    claimed_by = row.get("kind") if row else None
-    if row is None:
+def _verdict(kind: LineKind, sample: str, rows: list[dict] | None, text_rows: list[dict] | None,
+             continues: bool) -> SampleCheck:
+    claimed_by = rows[0].get("kind") if rows else None
+    if rows is None:
         return SampleCheck(kind.name, sample, None, {}, "no kind claims it (the needle, match or pattern does not match)")
     if claimed_by != kind.name:
         return SampleCheck(kind.name, sample, claimed_by, {},
@@ -486,8 +504,8 @@ def _verdict(kind: LineKind, sample: str, row: dict | None, text_row: dict | Non
     if continues:  # the rest of a block the sample above starts: judged with it
         problem = "continues the sample above, so its expected fields are never its own" if expect else None
         return SampleCheck(kind.name, sample, claimed_by, {}, problem)
-    got = _fields(kind, row)
-    as_text = _fields(kind, text_row) if text_row else {}
+    got = _fields(kind, rows)
+    as_text = _fields(kind, text_rows) if text_rows else {}
     problem = None
     if lost := sorted(set(as_text) - set(got)):
         problem = f"field {lost[0]}: {as_text[lost[0]]!r} is not a valid {type_name(_dtype_of(kind, lost[0]))}"
@@ -529,9 +547,9 @@ def check_kind(fmt: LogFormat, kind: LineKind) -> list[SampleCheck]:
     as_text = {} if kind.handler or kind.carry else _owners(_as_text(fmt, kind), lines)
     out = []
     for sample, first in zip(kind.samples, first_lines):
-        row = typed.get(first)
-        continues = row is not None and row["line_no"] != first
-        out.append(_verdict(kind, sample, row, as_text.get(first), continues))
+        rows = typed.get(first)
+        continues = rows is not None and rows[0]["line_no"] != first
+        out.append(_verdict(kind, sample, rows, as_text.get(first), continues))
     return out
 
 
