@@ -26,7 +26,7 @@ import regex
 from parsers.bench_tables import BENCH
 from parsers.common import fraction
 from parsers.config import explode_pairs, repr_dump
-from parsers.spec import LineKind, LogFormat
+from parsers.spec import LineKind, LogFormat, Sample
 
 HEADER = r"^=+ ?Serving Benchmark Result ?=+\s*$"
 FOOTER = r"(?m)^={50}\s*$"
@@ -259,9 +259,15 @@ KINDS = (
         match="|".join((HEADER, ANY_LINE_RESULT)),
         continuation=BLOCK_ROW + r"|^\d+% percentile latency: ", handler=results,
         samples=("============ Serving Benchmark Result ============",
-                 "Prefill. latency: 0.03161 s, throughput:   4049.31 token/s",
-                 "Avg latency: 1.2345678 seconds",
-                 "Throughput: 12.34 requests/s, 5678.90 total tokens/s, 2345.67 output tokens/s"),
+                 Sample("Prefill. latency: 0.03161 s, throughput:   4049.31 token/s",
+                        block=["Prefill. latency: 0.03161 s, throughput:   4049.31 token/s"], input_throughput=4049.31,
+                        tool="sglang.bench_one_batch", ttft_mean=31.61),
+                 Sample("Avg latency: 1.2345678 seconds",
+                        block=["Avg latency: 1.2345678 seconds"], e2e_mean=1234.5678, tool="vllm.bench_latency"),
+                 Sample("Throughput: 12.34 requests/s, 5678.90 total tokens/s, 2345.67 output tokens/s",
+                        block=["Throughput: 12.34 requests/s, 5678.90 total tokens/s, 2345.67 output tokens/s"],
+                        output_throughput=2345.67, request_throughput=12.34, tool="vllm.bench_throughput",
+                        total_throughput=5678.9)),
     ),
     LineKind(
         name="bench_cmdline", table="config", needle=("bench", "benchmark"), match=CMDLINE, handler=_cmdline,

@@ -62,8 +62,12 @@ FLOATS = {k: F for k in ("oop_time_us", "oop_algbw", "oop_busbw", "oop_wrong", "
 
 KINDS = (
     _kind("row", TYPES, ROW, (
-        "268435456      67108864     float     sum      -1    15654   17.15   25.72      0    15658   17.14   25.72      0",
-        "8             2     float     sum      -1    42.56    0.00    0.00    N/A    40.06    0.00    0.00    N/A",
+        Sample("268435456      67108864     float     sum      -1    15654   17.15   25.72      0    15658   17.14   25.72      0",
+               count=67108864, ip_algbw=17.14, ip_busbw=25.72, ip_time_us=15658.0, ip_wrong=0.0, oop_algbw=17.15,
+               oop_busbw=25.72, oop_time_us=15654.0, oop_wrong=0.0, redop="sum", root=-1, size=268435456, type="float"),
+        Sample("8             2     float     sum      -1    42.56    0.00    0.00    N/A    40.06    0.00    0.00    N/A",
+               count=2, ip_algbw=0.0, ip_busbw=0.0, ip_time_us=40.06, oop_algbw=0.0, oop_busbw=0.0, oop_time_us=42.56,
+               redop="sum", root=-1, size=8, type="float"),
     ), match=r"^\d+\s+\d+\s+[a-z]", types={"size": I, "count": I, "root": I, **FLOATS}),
     _kind("version", "nccl-tests version", r"nccl-tests version (?P<tests_version>\S+)",
           ("# nccl-tests version 2.19.6 nccl-headers=22807 nccl-library=22807",)),
@@ -75,19 +79,24 @@ KINDS = (
           r"^#?\s*nThread (?P<nthread>\d+) nGpus (?P<ngpus>\d+) minBytes (?P<min_bytes>\d+) maxBytes (?P<max_bytes>\d+)"
           r"(?: step: (?P<step>\S+))?(?: warmup iters: (?P<warmup_iters>\d+))?(?: iters: (?P<iters>\d+))?"
           r"(?: agg iters: (?P<agg_iters>\d+))?(?: validation: (?P<validation>\d+))?(?: graph: (?P<graph>\d+))?",
-          ("# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
-           "validation: 1 graph: 0",
+          (Sample("# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+                  "validation: 1 graph: 0",
+                  agg_iters=1, graph=0, iters=20, max_bytes=134217728, min_bytes=8, ngpus=8, nthread=1,
+                  step="2(factor)", validation=1, warmup_iters=5),
            "# nThread 1 nGpus 2 minBytes 8 maxBytes 16777216 step: 2(factor) warmup iters: 5 iters: 20 validation: 1"),
           types={k: I for k in ("nthread", "ngpus", "min_bytes", "max_bytes", "warmup_iters", "iters", "agg_iters",
                                 "validation", "graph")}),
     _kind("device", "Rank ",
           r"^#?\s*Rank\s+(?P<dev_rank>\d+)(?:\s+Group\s+(?P<group>\d+))?\s+Pid\s+(?P<dev_pid>\d+)\s+on\s+(?P<dev_host>\S+)"
           r"\s+device\s+(?P<device>\d+)\s+\[(?P<bus>[^\]]+)\]\s+(?P<device_name>.+?)\s*$",
-          ("#  Rank  0 Group  0 Pid  19124 on node01 device  0 [0000:85:00] NVIDIA GeForce RTX 4090",
+          (Sample("#  Rank  0 Group  0 Pid  19124 on node01 device  0 [0000:85:00] NVIDIA GeForce RTX 4090",
+                  bus="0000:85:00", dev_host="node01", dev_pid=19124, dev_rank=0, device=0,
+                  device_name="NVIDIA GeForce RTX 4090", group=0),
            "#   Rank  0 Pid    225 on nccl-tests device  0 [0xc1] NVIDIA RTX A6000"),
           types={k: I for k in ("dev_rank", "group", "dev_pid", "device")}),
     _kind("avg_busbw", "Avg bus bandwidth", r"Avg bus bandwidth\s*: (?P<avg_busbw>[\d.eE+-]+)",
-          ("# Avg bus bandwidth    : 6.6972 ",), types={"avg_busbw": F}),
+          (Sample("# Avg bus bandwidth    : 6.6972 ",
+                  avg_busbw=6.6972),), types={"avg_busbw": F}),
     _kind("oob", "Out of bounds values", r"Out of bounds values\s*: (?P<oob>\d+)",
           ("# Out of bounds values : 0 OK",), types={"oob": I}),
     _kind("command", "_perf", r"(?:^|[\s/])(?P<test>\w+_perf(?:_mpi)?)(?:\s+(?P<args>.*?))?\s*$",

@@ -28,6 +28,7 @@ class Sample(str):
     or mix them) reads it unchanged. `expect` is every non-null field of the sample's row,
     exactly (`{}`: a marker line that carries no fields); `formats --check` asserts it. A
     plain string sample is checked only for being claimed and for fields that fit their type.
+    It compares equal to its line, as a str does: compare `expected(...)` for the values.
     """
 
     expect: Mapping[str, object]
@@ -36,14 +37,6 @@ class Sample(str):
         sample = super().__new__(cls, line)
         sample.expect = expect
         return sample
-
-    def __eq__(self, other: object) -> bool:
-        return str.__eq__(self, other) and self.expect == getattr(other, "expect", None)
-
-    def __ne__(self, other: object) -> bool:
-        return not self == other
-
-    __hash__ = str.__hash__
 
     def __repr__(self) -> str:
         return f"Sample({str.__repr__(self)}, **{self.expect!r})"

@@ -450,7 +450,7 @@ def _fields(kind: LineKind, rows: list[dict]) -> dict[str, Any]:
     if kind.table == "config" and kind.handler is not None:
         return {r["key"]: r["value"] for r in rows if r.get("key") is not None and r.get("value") is not None}
     row = rows[0]
-    if kind.handler is not None:  # a handler may leave working columns: only stored ones count
+    if kind.handler is not None or kind.carry is not None:  # working columns may be left: only stored ones count
         stored = SCHEMAS.get(kind.table, {})
         names = [c for c in row if c in stored and c not in COMMON]
     else:

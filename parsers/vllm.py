@@ -267,24 +267,28 @@ H = "INFO 08-11 10:45:20 [api_server.py:1755] "  # a header for samples written 
 KINDS = (
     ACCESS,
     _stats("stats", "decode", "Running: ", r"Running: \d+ reqs", (
-        "INFO 02-05 04:53:21 llm_engine.py:706] Avg prompt throughput: 1137.2 tokens/s, Avg generation throughput: "
-        "193.7 tokens/s, Running: 5 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 4.2%, "
-        "CPU KV cache usage: 0.0%",
+        Sample("INFO 02-05 04:53:21 llm_engine.py:706] Avg prompt throughput: 1137.2 tokens/s, Avg generation throughput: "
+               "193.7 tokens/s, Running: 5 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 4.2%, "
+               "CPU KV cache usage: 0.0%",
+               gen_throughput=193.7, prompt_throughput=1137.2, queued=0, running=5, swapped=0, token_usage=0.042),
         "INFO 03-18 09:04:46 [metrics.py:481] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.4 "
         "tokens/s, Running: 2 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 0.6%, "
         "CPU KV cache usage: 0.0%.",
-        "(APIServer pid=851) INFO 04-28 22:54:32 [loggers.py:257] Engine 000: Avg prompt throughput: 0.0 tokens/s, "
-        "Avg generation throughput: 5.4 tokens/s, Running: 1 reqs, Waiting: 14 reqs, GPU KV cache usage: 76.5%, "
-        "Prefix cache hit rate: 92.0%",
-        "INFO 01-31 10:00:00 loggers.py:72] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 9.9 "
-        "tokens/s, Running: 2 reqs, Waiting: 0 reqs GPU KV cache usage: 1.0%.",
+        Sample("(APIServer pid=851) INFO 04-28 22:54:32 [loggers.py:257] Engine 000: Avg prompt throughput: 0.0 tokens/s, "
+               "Avg generation throughput: 5.4 tokens/s, Running: 1 reqs, Waiting: 14 reqs, GPU KV cache usage: 76.5%, "
+               "Prefix cache hit rate: 92.0%",
+               cache_hit_rate=0.92, gen_throughput=5.4, prompt_throughput=0.0, queued=14, running=1, token_usage=0.765),
+        Sample("INFO 01-31 10:00:00 loggers.py:72] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 9.9 "
+               "tokens/s, Running: 2 reqs, Waiting: 0 reqs GPU KV cache usage: 1.0%.",
+               gen_throughput=9.9, prompt_throughput=0.0, queued=0, running=2, token_usage=0.01),
     )),
     _stats("prefix_cache", "prefix_cache", "Prefix cache hit rate: GPU: ", r"^Prefix cache hit rate: GPU: ", (
         "INFO 10-16 19:06:01 metrics.py:361] Prefix cache hit rate: GPU: 94.35%, CPU: 0.00%",
     )),
     _stats("iteration", "iteration", "Iteration(", r"Iteration\(\d+\): \d+ context requests", (
-        "Iteration(120): 2 context requests, 4096 context tokens, 30 generation requests, 30 generation tokens, "
-        "iteration elapsed time: 25.10 ms, GPU KV cache usage: 12.0%",
+        Sample("Iteration(120): 2 context requests, 4096 context tokens, 30 generation requests, 30 generation tokens, "
+               "iteration elapsed time: 25.10 ms, GPU KV cache usage: 12.0%",
+               new_seq=2, new_tokens=4096, running=30, token_usage=0.12),
     )),
     LineKind(
         name="spec_decoding", table="spec", needle="SpecDecoding metrics: ", keys=V1_SPEC_KEYS,
@@ -292,21 +296,27 @@ KINDS = (
         pattern=r"Per-position acceptance rate: (?P<per_position>(?:[\d.]+|nan)(?:, (?:[\d.]+|nan))*)",
         types={"per_position": pl.List(F)}, handler=_v1_drafts,
         samples=(
-            "(APIServer pid=1) INFO 05-07 04:56:17 [metrics.py:101] SpecDecoding metrics: Mean acceptance length: "
-            "2.63, Accepted throughput: 76.80 tokens/s, Drafted throughput: 235.49 tokens/s, Accepted: 768 tokens, "
-            "Drafted: 2355 tokens, Per-position acceptance rate: 0.726, 0.467, 0.240, 0.134, 0.064, "
-            "Avg Draft acceptance rate: 32.6%",
-            "INFO 04-10 08:00:00 [metrics.py:87] SpecDecoding metrics: Draft acceptance rate: 45.0%, "
-            "Accepted: 90 tokens, Drafted: 200 tokens",
+            Sample("(APIServer pid=1) INFO 05-07 04:56:17 [metrics.py:101] SpecDecoding metrics: Mean acceptance length: "
+                   "2.63, Accepted throughput: 76.80 tokens/s, Drafted throughput: 235.49 tokens/s, Accepted: 768 tokens, "
+                   "Drafted: 2355 tokens, Per-position acceptance rate: 0.726, 0.467, 0.240, 0.134, 0.064, "
+                   "Avg Draft acceptance rate: 32.6%",
+                   accept_rate=0.326, accepted=768, drafted=2355, drafts=471, mean_accept_len=2.63,
+                   per_position=[0.726, 0.467, 0.24, 0.134, 0.064]),
+            Sample("INFO 04-10 08:00:00 [metrics.py:87] SpecDecoding metrics: Draft acceptance rate: 45.0%, "
+                   "Accepted: 90 tokens, Drafted: 200 tokens",
+                   accept_rate=0.45, accepted=90, drafted=200),
         ),
     ),
     LineKind(
         name="spec_v0", table="spec", needle="Speculative metrics: ", match=r"System efficiency: ",
         keys=V0_SPEC_KEYS, rewrites=((r"^.*?Speculative metrics: ", ""),), carry=_v0_intervals,
         samples=(
-            "INFO 10-16 19:05:47 metrics.py:367] Speculative metrics: Draft acceptance rate: 0.642, System "
-            "efficiency: 0.598, Number of speculative tokens: 3, Number of accepted tokens: 8547, Number of draft "
-            "tokens: 13311, Number of emitted tokens: 10616.",
+            Sample("INFO 10-16 19:05:47 metrics.py:367] Speculative metrics: Draft acceptance rate: 0.642, System "
+                   "efficiency: 0.598, Number of speculative tokens: 3, Number of accepted tokens: 8547, Number of draft "
+                   "tokens: 13311, Number of emitted tokens: 10616.",
+                   # the counters are totals since start: the row holds them (first interval) and their ratios
+                   accepted=8547, drafted=13311, drafts=13311 // 3, k=3, accept_rate=8547 / 13311,
+                   mean_accept_len=10616 / (13311 // 3)),
         ),
     ),
     _config("engine_config", "LLM engine", r"Initializing an? (?:V[01] )?LLM engine(?: \(v(?P<version>[^)]+)\))? "

@@ -19,7 +19,7 @@ from conftest import FIXTURES, SAMPLES
 from loganalyze.cli import main
 from loganalyze.errors import LoganalyzeError
 from parsers import sglang, userformat
-from parsers.spec import Sample
+from parsers.spec import expected
 from parsers.tables import SCHEMAS
 from parsers.userformat import check, dump, load
 
@@ -49,6 +49,11 @@ def without_handlers(fmt):
     return replace(fmt, kinds=tuple(replace(k, handler=None) for k in fmt.kinds))
 
 
+def expectations(fmt):
+    """The values each sample expects (a Sample compares equal to its bare line)."""
+    return [expected(s) for k in fmt.kinds for s in k.samples]
+
+
 def generator():
     spec = importlib.util.spec_from_file_location("generate", FORMATS / "generate.py")
     module = importlib.util.module_from_spec(spec)
@@ -67,6 +72,7 @@ def test_sglang_toml_is_current():
 def test_sglang_as_data_is_the_same_declaration():
     data = load(SGLANG_TOML).format
     assert without_handlers(data) == without_handlers(sglang.FORMAT)
+    assert expectations(data) == expectations(sglang.FORMAT) and any(expectations(data))
     assert [k.name for k in data.kinds if k.handler] == ["server_args", "scheduler_limits", "spec_reset"]
 
 
@@ -98,6 +104,7 @@ def test_dump_and_load_round_trip_json(tmp_path):
     as_json = tmp_path / "sglang.json"
     as_json.write_text(json.dumps(tomllib.loads(dump(sglang.FORMAT, generator().SGLANG_HANDLERS))))
     assert without_handlers(load(as_json).format) == without_handlers(sglang.FORMAT)
+    assert expectations(load(as_json).format) == expectations(sglang.FORMAT)
 
 
 def test_dump_refuses_a_handler_it_cannot_name():
@@ -205,12 +212,12 @@ def test_check_asserts_the_values_a_sample_expects(tmp_path):
     samples = ('samples = [{ line = "tiny count=7", expect = { n = 7 } }, { line = "tiny count=8", expect = { n = 9 } }, '
                '{ line = "tiny count=9", expect = {} }, { line = "tiny count=x", expect = { n = 1 } }]')
     fmt = load(write(tmp_path, GOOD.replace('samples = ["tiny count=7"]', samples))).format
-    assert fmt.kinds[0].samples == (Sample("tiny count=7", n=7), Sample("tiny count=8", n=9), Sample("tiny count=9"),
-                                    Sample("tiny count=x", n=1))
+    assert expectations(fmt) == [{"n": 7}, {"n": 9}, {}, {"n": 1}]
     assert [c.problem for c in check(fmt)] == [
         None, "field n: expected 9, got 8", "field n: got 9, which the sample does not expect",
         "field n: 'x' is not a valid int"]
-    assert without_handlers(load(write(tmp_path, dump(fmt), "again.toml")).format) == without_handlers(fmt)
+    again = load(write(tmp_path, dump(fmt), "again.toml")).format
+    assert without_handlers(again) == without_handlers(fmt) and expectations(again) == expectations(fmt)
 
 
 def test_check_command_exit_codes(tmp_path):
