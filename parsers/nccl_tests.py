@@ -48,7 +48,9 @@ def _kind(name: str, needle, pattern: str, samples: tuple[str, ...], *, match: s
     return LineKind(
         name=name, table="nccl_perf", needle=needle, match=match, pattern=pattern, types=types or {},
         const={"what": name}, samples=samples,
-        handler=(lambda rows: _declared(steps(rows))) if steps else _declared,
+        # Without a handler the engine keeps only the columns the pattern and const write: a
+        # kind is plain data unless it computes a column.
+        handler=(lambda rows: _declared(steps(rows))) if steps else None,
     )
 
 
