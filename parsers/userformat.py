@@ -77,6 +77,16 @@ HANDLERS: dict[str, Callable[..., Handler]] = {
     "repr_dump": repr_dump, "key_equals_value": key_equals_value, "config_value": config_value,
 }
 
+# Built-in kinds whose Python handler one of HANDLERS does the same as, by format and kind:
+# `dump` writes these as data (tests/test_userformat.py checks the equivalence on real logs).
+DATA_HANDLERS: dict[str, dict[str, dict[str, str]]] = {
+    "sglang": {
+        "server_args": {"name": "repr_dump", "origin": "server_args"},
+        "scheduler_limits": {"name": "key_equals_value", "origin": "scheduler"},
+        "spec_reset": {"name": "config_value", "key": "max_running_requests", "origin": "speculative_reset"},
+    },
+}
+
 
 @dataclass(frozen=True)
 class UserFormat:
@@ -617,11 +627,27 @@ def _shared_keysets(fmt: LogFormat) -> dict[tuple[Key, ...], str]:
     return names
 
 
+def needs_code(kind: LineKind, handler: Mapping[str, object] | None) -> bool:
+    """Whether a kind needs Python that a format file cannot hold (a handler no HANDLERS
+    entry replaces, or a counter carried across batches)."""
+    return kind.carry is not None or (kind.handler is not None and handler is None)
+
+
+def _kind_block(kind: LineKind, handler: Mapping[str, object] | None, keysets: dict, partial: bool) -> list[str]:
+    """A kind's [[kinds]] entry; with `partial`, a kind that needs code is written commented
+    out, under a line that says so, instead of refused."""
+    if not needs_code(kind, handler):
+        return _kind_lines(kind, handler, keysets)
+    if not partial:
+        what = "a `carry` function" if kind.carry is not None else "a Python handler"
+        raise LoganalyzeError(f"kind {kind.name} has {what}: name one of {', '.join(HANDLERS)} for it")
+    module = (kind.carry or kind.handler).__module__.replace(".", "/") + ".py"
+    body = _kind_lines(replace(kind, handler=None, carry=None), None, keysets)
+    return [f"# Kind {kind.name} needs a Python handler ({module}), which a format file cannot hold: left",
+            "# out, so its lines go to the kinds below it or to unparsed.", *(f"# {line}" for line in body)]
+
+
 def _kind_lines(kind: LineKind, handler: Mapping[str, object] | None, keysets: dict) -> list[str]:
-    if kind.carry is not None:
-        raise LoganalyzeError(f"kind {kind.name}: a `carry` function cannot be written as data")
-    if kind.handler is not None and handler is None:
-        raise LoganalyzeError(f"kind {kind.name} has a Python handler: name one of {', '.join(HANDLERS)} for it")
     out = ["[[kinds]]"]
     for f in KIND_FIELDS:
         value = handler if f == "handler" else getattr(kind, f)
@@ -644,12 +670,13 @@ def _kind_lines(kind: LineKind, handler: Mapping[str, object] | None, keysets: d
 
 
 def dump(fmt: LogFormat, handlers: Mapping[str, Mapping[str, object]] | None = None,
-         tables: Mapping[str, Mapping[str, pl.DataType]] | None = None) -> str:
+         tables: Mapping[str, Mapping[str, pl.DataType]] | None = None, *, partial: bool = False) -> str:
     """A format as a TOML definition that `load` turns back into an equal LogFormat.
 
     `handlers` names, per kind that has a Python handler, the HANDLERS entry (and its
     arguments) that does the same: code cannot be written out, so the caller vouches for
-    the equivalence (tests/test_userformat.py checks it on real logs).
+    the equivalence (tests/test_userformat.py checks it on real logs). Any other kind with
+    code is refused, or with `partial` written commented out (see `dump_builtin`).
     """
     handlers = handlers or {}
     head = [f"name = {_toml(fmt.name)}", f"description = {_toml(fmt.description)}"]
@@ -670,5 +697,34 @@ def dump(fmt: LogFormat, handlers: Mapping[str, Mapping[str, object]] | None = N
     if keysets:
         blocks.append("\n".join(["[keysets]", *(line for keys, name in keysets.items()
                                                 for line in _toml_list(name, [_key_item(k) for k in keys]))]))
-    blocks += ["\n".join(_kind_lines(k, handlers.get(k.name), keysets)) for k in fmt.kinds]
+    blocks += ["\n".join(_kind_block(k, handlers.get(k.name), keysets, partial)) for k in fmt.kinds]
     return "\n\n".join(blocks) + "\n"
+
+
+def dump_builtin(name: str) -> str:
+    """A built-in format as a format file, the starting point for a user's own (`formats
+    --dump`). Kinds that need Python are in it commented out, listed at the top: loaded
+    back, the other kinds parse their samples to the same values (tests/test_userformat.py)."""
+    fmt = parsers.FORMATS.get(name)
+    if not isinstance(fmt, LogFormat):
+        known = ", ".join(n for n, f in parsers.FORMATS.items() if isinstance(f, LogFormat))
+        why = "reads the whole file with Python code: it has no data form" if fmt else "is not a known format"
+        raise LoganalyzeError(f"{name} {why} (formats read line by line: {known})")
+    handlers = DATA_HANDLERS.get(name, {})
+    code = [k.name for k in fmt.kinds if needs_code(k, handlers.get(k.name))]
+    head = [f"# The built-in {name} format as a format file (`loganalyze formats --dump {name}`); the fields",
+            "# are in docs/formats.md. Load a copy with --formats to patch or extend it."]
+    if code:
+        head += [f"# {len(code)} of its {len(fmt.kinds)} kinds need Python handlers and are commented out below:",
+                 *_wrapped(", ".join(code), "#   ")]
+    return "\n".join(head) + "\n\n" + dump(fmt, handlers, partial=True)
+
+
+def _wrapped(text: str, lead: str, width: int = 100) -> list[str]:
+    lines, line = [], lead
+    for word in text.split(" "):
+        if len(line) + len(word) > width and line.strip(lead.strip() + " "):
+            lines.append(line.rstrip())
+            line = lead
+        line += word + " "
+    return [*lines, line.rstrip()]

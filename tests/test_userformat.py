@@ -19,7 +19,7 @@ from conftest import FIXTURES, SAMPLES
 from loganalyze.cli import main
 from loganalyze.errors import LoganalyzeError
 from parsers import sglang, userformat
-from parsers.spec import expected
+from parsers.spec import LogFormat, expected
 from parsers.tables import SCHEMAS
 from parsers.userformat import check, dump, load
 
@@ -105,6 +105,44 @@ def test_dump_and_load_round_trip_json(tmp_path):
     as_json.write_text(json.dumps(tomllib.loads(dump(sglang.FORMAT, generator().SGLANG_HANDLERS))))
     assert without_handlers(load(as_json).format) == without_handlers(sglang.FORMAT)
     assert expectations(load(as_json).format) == expectations(sglang.FORMAT)
+
+
+LINE_FORMATS = [name for name, fmt in parsers.FORMATS.items() if isinstance(fmt, LogFormat)]
+
+
+@pytest.mark.parametrize("name", LINE_FORMATS)
+def test_a_dumped_builtin_loads_back_and_parses_its_samples_to_the_same_values(tmp_path, name):
+    dumped = CliRunner().invoke(main, ["formats", "--dump", name])
+    assert dumped.exit_code == 0, dumped.output
+    builtin = parsers.FORMATS[name]
+    code = [k.name for k in builtin.kinds if userformat.needs_code(k, userformat.DATA_HANDLERS.get(name, {}).get(k.name))]
+    header = dumped.output.split("\n\n")[0].splitlines()
+    listed = " ".join(line[4:] for line in header if line.startswith("#   ")).split(", ")
+    assert listed == (code or [""]), "the header names every kind that needs a handler"
+    if len(code) == len(builtin.kinds):  # bench, nccl: every kind computes columns in Python
+        assert f"{len(code)} of its {len(code)} kinds need Python handlers" in dumped.output
+        return
+    path = tmp_path / f"{name}.toml"
+    path.write_text(dumped.output)
+    checked = CliRunner().invoke(main, ["--formats", str(path), "formats", "--check", str(path), "--format", "json"])
+    assert checked.exit_code == 0, checked.output
+    want = [c.to_dict() for c in check(builtin) if c.kind not in code]
+    assert json.loads(checked.output)["samples"] == want and want
+    data = {k.name: k for k in load(path).format.kinds}
+    assert [expected(s) for k in builtin.kinds if k.name in data for s in k.samples] == \
+        [expected(s) for k in data.values() for s in k.samples]
+
+
+def test_dump_names_what_has_no_data_form():
+    for name, why in (("bench-json", "reads the whole file with Python code"), ("nope", "is not a known format")):
+        result = CliRunner().invoke(main, ["formats", "--dump", name])
+        assert result.exit_code == 2 and why in result.stderr
+
+
+def test_check_takes_a_builtin_format_by_name():
+    result = CliRunner().invoke(main, ["formats", "--check", "nccl-tests"])
+    assert result.exit_code == 0 and result.output.startswith("built-in: format nccl-tests: 17 sample(s), 17 ok")
+    assert "ok   avg_busbw: avg_busbw=6.6972" in result.output
 
 
 def test_dump_refuses_a_handler_it_cannot_name():
