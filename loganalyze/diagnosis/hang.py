@@ -14,6 +14,8 @@ from __future__ import annotations
 import polars as pl
 
 from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.kinds import kind_in
+from loganalyze.metrics.nccl import SGLANG_TIMEOUT
 
 STARTUP_SEQ = 5  # SeqNum <= 5: init-time collective (nccl.md 5.1)
 BYTES_PER_ELEMENT = 2  # bf16/fp16 activations: an assumption, stated in the verdict
@@ -81,7 +83,7 @@ def context_text(hangs: pl.DataFrame) -> str:
 
 
 def sglang_verdict(hangs: pl.DataFrame) -> str:
-    sg = hangs.filter(pl.col("kind") == "watchdog_timeout")
+    sg = hangs.filter(kind_in(SGLANG_TIMEOUT))
     if sg.height == 0:
         return ""
     timeout = sg["fields"].str.json_decode().struct.field("timeout_s").drop_nulls()
