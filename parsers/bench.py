@@ -1,4 +1,4 @@
-"""Benchmark client output printed to a console (shared/formats/sglang.md 8, vllm.md 7).
+"""Benchmark client output printed to a console (docs/formats-sources.md#benchmark-clients).
 
 Covers the `Serving Benchmark Result` block of sglang.bench_serving (0.1.22 - 0.5.x) and
 of vLLM benchmark_serving.py / `vllm bench serve` (0.4 - 0.33), sglang bench_one_batch,

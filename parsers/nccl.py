@@ -7,7 +7,7 @@ embeddable. Lines have the envelope `host:pid:tid [cudaDev] NCCL INFO|WARN|TRACE
 front). The message, level included (`NCCL INFO ...`), is what the kinds see, so a WARN
 kind can be told from an INFO one; the level is cut off before fields are extracted.
 PyTorch's watchdog and error lines have no envelope and are matched anywhere in the line.
-Formats follow shared/formats/nccl.md (NCCL 2.4 to 2.30.7, PyTorch 1.x to 2.7).
+Formats: docs/formats-sources.md#nccl-debug-output (NCCL 2.4 to 2.30.7, PyTorch 1.x to 2.7).
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ DTYPES = {0: ("int8", 1), 1: ("uint8", 1), 2: ("int32", 4), 3: ("uint32", 4), 4:
           11: ("float8e5m2", 1)}
 REDOPS = {0: "sum", 1: "prod", 2: "max", 3: "min", 4: "avg"}
 
-# NCCL WARN texts worth telling apart (shared/formats/nccl.md 1.9), first match wins.
+# NCCL WARN texts worth telling apart (docs/formats-sources.md#warn-lines), first match wins.
 WARN_CATEGORIES = (
     ("cuda_failure", r"Cuda failure"),
     ("p2p_disabled_nvlink", r"P2P is disabled between NVLINK"),
@@ -209,7 +209,7 @@ def _tuning_bytes(rows: pl.DataFrame) -> pl.DataFrame:
 
 
 def _warn_fields(rows: pl.DataFrame) -> pl.DataFrame:
-    """A WARN's category (nccl.md 1.9) and where NCCL raised it, as the event's JSON fields."""
+    """A WARN's category (docs/formats-sources.md#warn-lines) and where NCCL raised it, as the event's JSON fields."""
     body = pl.col("body")
     category = pl.when(body.str.contains(WARN_CATEGORIES[0][1])).then(pl.lit(WARN_CATEGORIES[0][0]))
     for name, pattern in WARN_CATEGORIES[1:]:
@@ -394,7 +394,7 @@ COMM_KINDS = (
           ("NCCL INFO NCCL git version master 1a2b3c4",)),
     _comm("cuda_driver", "cuda_driver", "cudaDriverVersion", r"cudaDriverVersion (?P<driver>\d+)",
           ("NCCL INFO cudaDriverVersion 12080",), types={"driver": I}),
-    # Six forms from 2.4 to 2.30 (nccl.md 1.5); optional fields are picked out one by one.
+    # Six forms from 2.4 to 2.30 (docs/formats-sources.md#communicator-init-lines); optional fields are picked out one by one.
     _comm("comm_init", "init", (" Init START", " Init COMPLETE", " Destroy COMPLETE", " Abort COMPLETE"),
           r"^(?:\[Rank \d+\] )?(?:(?P<api>nccl\w+) )?comm (?P<comm>0x[0-9a-fA-F]+|\(nil\)) rank (?P<rank>-?\d+) "
           r"nranks (?P<nranks>-?\d+) cudaDev (?P<cuda_dev>-?\d+).*?-\s*(?P<state>(?:Init|Destroy|Abort) (?:START|COMPLETE))",

@@ -2,7 +2,7 @@
 
 The header says how the test ran (threads, GPUs, sizes) and on which devices; then one
 row per message size with out-of-place and in-place time, algbw, busbw and #wrong; then
-the average bus bandwidth (shared/formats/nccl.md section 4). Captured output is often
+the average bus bandwidth (docs/formats-sources.md#nccl-tests-output). Captured output is often
 indented or has lost its `#`, so both are optional. NCCL_DEBUG lines in the same file are
 claimed first by the embeddable `nccl` format.
 """

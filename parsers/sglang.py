@@ -1,4 +1,4 @@
-"""SGLang server logs, releases 0.1 to 0.5.23 (see shared/formats/sglang.md).
+"""SGLang server logs, releases 0.1 to 0.5.23 (see docs/formats-sources.md#sglang-server-logs).
 
 Stats lines are parsed by key, so the many header and field-order variants across
 releases are one kind each; unknown keys land in the `extra` column.

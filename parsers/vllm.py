@@ -1,4 +1,4 @@
-"""vLLM server logs, releases 0.2.7 to 0.33 (see shared/formats/vllm.md).
+"""vLLM server logs, releases 0.2.7 to 0.33 (see docs/formats-sources.md#vllm-server-logs).
 
 Every header form is one prefix: `INFO 02-05 04:53:21 llm_engine.py:706] ` (up to 0.7),
 `[metrics.py:481]` in brackets (0.8+), `(APIServer pid=1) ` in front (0.31+, and the
@@ -332,7 +332,7 @@ KINDS = (
     _config("non_default_args", "non-default args: {", None, _dump("non_default_args"), (
         "INFO 08-11 10:45:20 [cli_args.py:261] non-default args: {'model': '/m', 'max_num_seqs': 48, "
         "'speculative_config': {'method': 'eagle3', 'num_speculative_tokens': 5}}",
-    ), continuation=r"^\S*': "),  # a terminal that wraps the long line (sample 39)
+    ), continuation=r"^\S*': "),  # a terminal that wraps the long line (docs/formats-sources.md#vllm-server-logs)
     _config("args", "args: Namespace(", None, _dump("args"), (
         "INFO 06-25 15:20:00 api_server.py:177] args: Namespace(host=None, port=8000, max_num_seqs=256, "
         "tensor_parallel_size=2)",

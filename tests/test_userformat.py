@@ -97,7 +97,7 @@ def test_sglang_as_data_ingests_every_sample_identically(tmp_path):
         assert_frame_equal(a.table(table).sort("source", "line_no").collect(),
                            b.table(table).sort("source", "line_no").collect())
     caps = b.table("config").filter(pl.col("key") == "max_running_requests").collect()["value"].to_list()
-    assert "48" in caps  # sample 24: the config_value handler
+    assert "48" in caps  # spec_reset's line: the config_value handler
 
 
 def test_dump_and_load_round_trip_json(tmp_path):

@@ -2,11 +2,12 @@
 pass that never returned (SGLang's own watchdog).
 
 The finding names the collective, its size, how long it ran, how far each rank got, and
-what the server was doing just before (the last stats line). Rules from shared/formats/
-nccl.md 5.1: a timeout in one of the first collectives is a start-up hang (a peer never
-joined, broken P2P: ACS/IOMMU); the same SeqNum on every rank that reported means all
-are blocked in one collective (a rank outside the set died or desynced); the rank with
-the lowest `last completed` is the straggler. Sources in docs/findings-nccl.md.
+what the server was doing just before (the last stats line). The rules
+(docs/formats-sources.md#pytorch-watchdog-timeouts): a timeout in one of the first
+collectives is a start-up hang (a peer never joined, broken P2P: ACS/IOMMU); the same
+SeqNum on every rank that reported means all are blocked in one collective (a rank
+outside the set died or desynced); the rank with the lowest `last completed` is the
+straggler. Sources in docs/findings-nccl.md.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from loganalyze.diagnosis.base import Context, Finding
 from loganalyze.kinds import kind_in
 from loganalyze.metrics.nccl import SGLANG_TIMEOUT
 
-STARTUP_SEQ = 5  # SeqNum <= 5: init-time collective (nccl.md 5.1)
+STARTUP_SEQ = 5  # SeqNum <= 5: init-time collective (docs/formats-sources.md#pytorch-watchdog-timeouts)
 BYTES_PER_ELEMENT = 2  # bf16/fp16 activations: an assumption, stated in the verdict
 
 RECOMMEND_STARTUP = (

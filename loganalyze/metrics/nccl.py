@@ -6,7 +6,7 @@ PyTorch and SGLang watchdog events. Per-communicator facts come from init lines:
 lines carry no comm pointer, so each is tied to the nearest `Init START` before it (2.18+)
 or `Init COMPLETE` after it (older releases print no START) of the same host, pid and
 cudaDev. The communicator key is `commId` (shared by all ranks), else the source and nranks.
-See shared/formats/nccl.md for every line form.
+The line forms are described in docs/formats-sources.md#nccl-debug-output.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from loganalyze.metrics.base import Family, round_or_none
 from loganalyze.run import Run
 
 KB, MB = 1024, 1024 * 1024
-DECODE_BYTES = (8 * KB, 1 * MB)  # TP decode allreduce: hidden x tokens x 2 B (nccl.md 4.4)
+DECODE_BYTES = (8 * KB, 1 * MB)  # TP decode allreduce: hidden x tokens x 2 B (docs/formats-sources.md#reference-bandwidths)
 LARGE_BYTES = 64 * MB  # bandwidth-bound sizes; compare these with link peaks, never the Avg line
 COLLAPSE = 0.7  # busbw below 70 % of the peak at a smaller size, from there on: a collapse
 BF16 = 2
@@ -266,7 +266,7 @@ def topo_summary(topo: pl.DataFrame) -> dict:
 # ---------------------------------------------------------------------------- nccl-tests
 
 def _infer_test() -> pl.Expr:
-    """Which collective a row with no test name measured (nccl-tests size/count rules, nccl.md 4.2)."""
+    """Which collective a row with no test name measured (nccl-tests size/count rules, docs/formats-sources.md#nccl-tests-output)."""
     elem = pl.col("type").replace_strict(TYPE_BYTES, default=None, return_dtype=pl.Int64)
     return (pl.when(pl.col("redop") == "none").then(pl.lit("all_gather_perf"))
             .when(pl.col("root") >= 0).then(pl.lit("reduce_perf"))
