@@ -1,4 +1,4 @@
-"""Runs side by side: the comparison table of shared/reference-case.md, one row per run.
+"""Runs side by side: the comparison table of the reference case (docs/formats-sources.md#the-reference-case), one row per run.
 
 Each row reads the run's metrics families, never its raw tables: the engine and version
 the logs name, the speculative settings, the concurrency cap, single-stream and peak

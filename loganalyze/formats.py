@@ -1,5 +1,6 @@
 """What `loganalyze formats` shows: each known format, the releases it covers, its line
-kinds with a sample line each; and the result of checking a format file against its samples.
+kinds with a sample line each; the result of checking a format against its samples; and
+a built-in format written out as a format file.
 
 The content is built as plain dicts (the JSON output) and rendered to text from them, so
 both outputs say the same thing.
@@ -11,7 +12,8 @@ from pathlib import Path
 
 import parsers
 from parsers.spec import LogFormat
-from parsers.userformat import INSTALLED, SampleCheck, check, load
+from loganalyze.errors import LoganalyzeError
+from parsers.userformat import INSTALLED, SampleCheck, check, dump_builtin, load  # noqa: F401 (dump_builtin: the CLI's)
 
 SAMPLE_CHARS = 100
 
@@ -59,9 +61,20 @@ def check_file(path: Path) -> tuple[str, list[SampleCheck]]:
     return user.format.name, check(user.format)
 
 
-def render_check(path: Path, name: str, results: list[SampleCheck]) -> str:
+def check_target(target: str) -> tuple[str, str, list[SampleCheck]]:
+    """(what was checked, format name, results) for a format file, or a known format by name."""
+    if Path(target).is_file():
+        return (target, *check_file(Path(target)))
+    fmt = parsers.FORMATS.get(target)
+    if isinstance(fmt, LogFormat):
+        return source_of(target, fmt), target, check(fmt)
+    known = ", ".join(n for n, f in parsers.FORMATS.items() if isinstance(f, LogFormat))
+    raise LoganalyzeError(f"{target}: no such format file, nor a format read line by line ({known})")
+
+
+def render_check(label: str | Path, name: str, results: list[SampleCheck]) -> str:
     failed = [r for r in results if r.problem]
-    out = [f"{path}: format {name}: {len(results)} sample(s), {len(results) - len(failed)} ok, {len(failed)} failed"]
+    out = [f"{label}: format {name}: {len(results)} sample(s), {len(results) - len(failed)} ok, {len(failed)} failed"]
     for r in results:
         if r.problem:
             out.append(f"  FAIL {r.kind}: {r.problem}\n       {_clip(r.sample)}")

@@ -1,4 +1,4 @@
-"""Benchmark client output printed to a console (shared/formats/sglang.md 8, vllm.md 7).
+"""Benchmark client output printed to a console (docs/formats-sources.md#benchmark-clients).
 
 Covers the `Serving Benchmark Result` block of sglang.bench_serving (0.1.22 - 0.5.x) and
 of vLLM benchmark_serving.py / `vllm bench serve` (0.4 - 0.33), sglang bench_one_batch,
@@ -27,7 +27,7 @@ from parsers.bench_tables import BENCH
 from parsers.common import fraction
 from parsers import bench_json, result_tables, summary_labels
 from parsers.config import explode_pairs, repr_dump
-from parsers.spec import LineKind, LogFormat
+from parsers.spec import LineKind, LogFormat, Sample
 
 HEADER = r"^=+ ?Serving Benchmark Result ?=+\s*$"
 FOOTER = r"(?m)^={50}\s*$"
@@ -312,9 +312,15 @@ KINDS = (
         continuation="|".join((BLOCK_ROW, r"^\d+% percentile latency: ", SUMMARY_ROW)), orphan=UNBANNERED,
         handler=results,
         samples=("============ Serving Benchmark Result ============",
-                 "Prefill. latency: 0.03161 s, throughput:   4049.31 token/s",
-                 "Avg latency: 1.2345678 seconds",
-                 "Throughput: 12.34 requests/s, 5678.90 total tokens/s, 2345.67 output tokens/s"),
+                 Sample("Prefill. latency: 0.03161 s, throughput:   4049.31 token/s",
+                        block=["Prefill. latency: 0.03161 s, throughput:   4049.31 token/s"], input_throughput=4049.31,
+                        tool="sglang.bench_one_batch", ttft_mean=31.61),
+                 Sample("Avg latency: 1.2345678 seconds",
+                        block=["Avg latency: 1.2345678 seconds"], e2e_mean=1234.5678, tool="vllm.bench_latency"),
+                 Sample("Throughput: 12.34 requests/s, 5678.90 total tokens/s, 2345.67 output tokens/s",
+                        block=["Throughput: 12.34 requests/s, 5678.90 total tokens/s, 2345.67 output tokens/s"],
+                        output_throughput=2345.67, request_throughput=12.34, tool="vllm.bench_throughput",
+                        total_throughput=5678.9)),
     ),
     LineKind(
         name="result_table", table="bench", needle=result_tables.NEEDLES, match=result_tables.START,

@@ -1,6 +1,6 @@
 """Benchmark results files: sglang `--output-file` JSONL, vLLM `--save-result` JSON, the
 JSON of sglang bench_one_batch, `vllm bench latency` and `vllm bench throughput`
-(shared/formats/sglang.md 8.2-8.3, vllm.md 7.2-7.4), and AIPerf's aggregate
+(docs/formats-sources.md#benchmark-clients), and AIPerf's aggregate
 `profile_export_aiperf.json` (AIPerf's inter-token latency is (latency - TTFT) / (tokens - 1),
 the TPOT of the other clients).
 

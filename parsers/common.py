@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers.spec import LineKind
+from parsers.spec import LineKind, Sample
 
 def fraction(percent: pl.Expr) -> pl.Expr:
     """A percentage as a fraction, rounded to 10 places: polars divides one row exactly and
@@ -34,6 +34,8 @@ TRACEBACK_CONTINUATION = (
 FRAME = (r'^\s*File "[^"]+", line \d+|^Traceback \(most recent call last\)|^[\w.]*(?:Error|Exception): '
          r'|^(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\)|^Thread \d+ \((?:idle|active)')
 
+_SITE = "/mnt/dolphinfs/hdd_pool/docker/user/hadoop-aipnlp/INS/user/env/user/lib/python3.12/site-packages"
+
 TRACEBACK = LineKind(
     name="traceback",
     table="events",
@@ -46,7 +48,23 @@ TRACEBACK = LineKind(
     const={"severity": "error"},
     pack="fields",
     message=True,
-    samples=("Traceback (most recent call last):",),
+    # SGLang 0.4.4 out of memory in the overlap thread (fixtures/real/sglang/64_*.log).
+    samples=(Sample("\n".join((
+        "Traceback (most recent call last):",
+        f'  File "{_SITE}/sglang/srt/managers/tp_worker_overlap_thread.py", line 111, in forward_thread_func',
+        "    with torch.get_device_module(self.device).stream(self.forward_stream):",
+        "         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+        f'  File "{_SITE}/torch/cuda/__init__.py", line 595, in __exit__',
+        "    torch.cuda.set_stream(self.src_prev_stream)  # type: ignore[arg-type]",
+        "    ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+        f'  File "{_SITE}/vllm/utils.py", line 928, in _patched_set_stream',
+        "    prev_set_stream(stream)",
+        f'  File "{_SITE}/torch/cuda/__init__.py", line 636, in set_stream',
+        "    _set_stream_by_id(",
+        f'  File "{_SITE}/torch/cuda/__init__.py", line 618, in _set_stream_by_id',
+        "    torch._C._cuda_setStream(",
+        "RuntimeError: CUDA error: out of memory",
+    )), error="RuntimeError", detail="CUDA error: out of memory"),),
 )
 
 # A stack dump of a live process: Python's faulthandler (`Thread 0x... (most recent call

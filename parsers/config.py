@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import polars as pl
 
-CONFIG_COLUMNS = ["key", "value", "value_num", "value_type", "origin"]
 OPEN, CLOSE = "([{", ")]}"
 
 

@@ -7,7 +7,7 @@ embeddable. Lines have the envelope `host:pid:tid [cudaDev] NCCL INFO|WARN|TRACE
 front). The message, level included (`NCCL INFO ...`), is what the kinds see, so a WARN
 kind can be told from an INFO one; the level is cut off before fields are extracted.
 PyTorch's watchdog and error lines have no envelope and are matched anywhere in the line.
-Formats follow shared/formats/nccl.md (NCCL 2.4 to 2.30.7, PyTorch 1.x to 2.7); the transport
+Formats: docs/formats-sources.md#nccl-debug-output (NCCL 2.4 to 2.30.7, PyTorch 1.x to 2.7); the transport
 and ring lines of every release from 2.3 are in docs/formats-nccl.md.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers.spec import Handler, LineKind, LogFormat, TsFormat
+from parsers.spec import Handler, LineKind, LogFormat, Sample, TsFormat
 from parsers.tables import SCHEMAS, register
 
 I, F, S, B = pl.Int64, pl.Float64, pl.String, pl.Boolean
@@ -75,7 +75,7 @@ DTYPES = {0: ("int8", 1), 1: ("uint8", 1), 2: ("int32", 4), 3: ("uint32", 4), 4:
           11: ("float8e5m2", 1)}
 REDOPS = {0: "sum", 1: "prod", 2: "max", 3: "min", 4: "avg"}
 
-# NCCL WARN texts worth telling apart (shared/formats/nccl.md 1.9), first match wins.
+# NCCL WARN texts worth telling apart (docs/formats-sources.md#warn-lines), first match wins.
 WARN_CATEGORIES = (
     ("cuda_failure", r"Cuda failure"),
     ("p2p_disabled_nvlink", r"P2P is disabled between NVLINK"),
@@ -238,7 +238,7 @@ def _tuning_bytes(rows: pl.DataFrame) -> pl.DataFrame:
 
 
 def _warn_fields(rows: pl.DataFrame) -> pl.DataFrame:
-    """A WARN's category (nccl.md 1.9) and where NCCL raised it, as the event's JSON fields."""
+    """A WARN's category (docs/formats-sources.md#warn-lines) and where NCCL raised it, as the event's JSON fields."""
     body = pl.col("body")
     category = pl.when(body.str.contains(WARN_CATEGORIES[0][1])).then(pl.lit(WARN_CATEGORIES[0][0]))
     for name, pattern in WARN_CATEGORIES[1:]:
@@ -323,9 +323,11 @@ INT = {"seq_num": I, "numel_in": I, "numel_out": I, "timeout_ms": I, "ran_for_ms
 TORCH_KINDS = (
     _torch("pg_watchdog_timeout", "Watchdog caught collective operation timeout",
            rf"(?:{PG}.*?)?Watchdog caught collective operation timeout: {WORK}", "critical", (
-               "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: "
-               "WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=134217728, NumelOut=134217728, Timeout(ms)=600000) "
-               "ran for 600059 milliseconds before timing out.",
+               Sample("[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: "
+                      "WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=134217728, NumelOut=134217728, Timeout(ms)=600000) "
+                      "ran for 600059 milliseconds before timing out.",
+                      numel_in=134217728, numel_out=134217728, op_type="ALLREDUCE", ran_for_ms=600059, seq_num=2,
+                      timeout_ms=600000),
                "[E ProcessGroupNCCL.cpp:458] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=512, "
                "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800844 milliseconds before timing out.",
                "[E ProcessGroupNCCL.cpp:414] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, "
@@ -338,9 +340,10 @@ TORCH_KINDS = (
            r"last completed NCCL work: (?P<last_completed>-?\d+)", "error", (
                "[rank0]:[E ProcessGroupNCCL.cpp:1537] [PG 2 Rank 0] Timeout at NCCL work: 2, last enqueued NCCL "
                "work: 2, last completed NCCL work: 1.",
-               "[rank1]:[E626 06:24:44.906457629 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) Rank 1] "
-               "Exception (either an error or timeout) detected by watchdog at work: 808, last enqueued NCCL work: "
-               "811, last completed NCCL work: 807.",
+               Sample("[rank1]:[E626 06:24:44.906457629 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) Rank 1] "
+                      "Exception (either an error or timeout) detected by watchdog at work: 808, last enqueued NCCL work: "
+                      "811, last completed NCCL work: 807.",
+                      last_completed=807, last_enqueued=811, pg="0", pg_desc="default_pg", pg_guid="0", work=808),
            ), types=INT),
     _torch("pg_watchdog_stuck", "watchdog got stuck for",
            rf"(?:{PG})?ProcessGroupNCCL's watchdog got stuck for (?P<stuck_s>\d+) seconds", "critical", (
@@ -391,7 +394,8 @@ NCCL_EVENTS = (
     LineKind(
         name="nccl_warn", table="events", needle="NCCL WARN ", match=r"^NCCL WARN ", rewrites=STRIP, message=True,
         const={"severity": "warning"}, handler=_chain(_warn_fields, _declared("events")),
-        samples=("NCCL WARN Cuda failure 'peer access is not supported between these two devices'",),
+        samples=(Sample("NCCL WARN Cuda failure 'peer access is not supported between these two devices'",
+                        category="cuda_failure"),),
     ),
     # `transport.cc:165 -> 2`: the return-code trail NCCL prints as an error unwinds.
     LineKind(
@@ -419,7 +423,7 @@ COMM_KINDS = (
           ("NCCL INFO NCCL git version master 1a2b3c4",)),
     _comm("cuda_driver", "cuda_driver", "cudaDriverVersion", r"cudaDriverVersion (?P<driver>\d+)",
           ("NCCL INFO cudaDriverVersion 12080",), types={"driver": I}),
-    # Six forms from 2.4 to 2.30 (nccl.md 1.5); optional fields are picked out one by one.
+    # Six forms from 2.4 to 2.30 (docs/formats-sources.md#communicator-init-lines); optional fields are picked out one by one.
     _comm("comm_init", "init", (" Init START", " Init COMPLETE", " Destroy COMPLETE", " Abort COMPLETE"),
           r"^(?:\[Rank \d+\] )?(?:(?P<api>nccl\w+) )?comm (?P<comm>0x[0-9a-fA-F]+|\(nil\)) rank (?P<rank>-?\d+) "
           r"nranks (?P<nranks>-?\d+) cudaDev (?P<cuda_dev>-?\d+).*?-\s*(?P<state>(?:Init|Destroy|Abort) (?:START|COMPLETE))",
@@ -492,7 +496,10 @@ LINK_KINDS = (
            r"(?P<src_rank>\d+)(?:\[(?P<src_dev>[0-9a-fA-Fx]+)\])? -> (?P<dst_rank>\d+)(?:\[(?P<dst_dev>[0-9a-fA-Fx]+)\])?"
            r"(?: \[(?P<direction>send|receive)\])? via (?P<via>.+?)\s*$",
            (
-               "NCCL INFO Channel 01 : 7[7] -> 2[2] via SHM/direct/direct",
+               Sample("NCCL INFO Channel 01 : 7[7] -> 2[2] via SHM/direct/direct",
+                      ce=False, channel=1, dst_dev="2", dst_gpu=2, dst_rank=2, gdr=False, peer_format="nvml",
+                      read=False, shared=False, src_dev="7", src_gpu=7, src_rank=7, transport="SHM",
+                      via="SHM/direct/direct"),
                "NCCL INFO Channel 00/0 : 1[1] -> 3[3] via P2P/direct pointer",
                "NCCL INFO Channel 00 : 3[4a000] -> 6[44000] [send] via NET/IB/0/GDRDMA",
                "NCCL INFO Channel 00 : 1[a000] -> 0[7000] via P2P/IPC/read",
@@ -527,7 +534,9 @@ LINK_KINDS = (
     # The ring listing rank 0 prints: `Ring NN :` 2.3, `Channel NN :` 2.4, `Channel NN/NN :` 2.5+.
     _table("nccl_links", "ring", "ring", ("Channel ", "Ring "),
            r"^(?:Channel|Ring) (?P<channel>\d+)(?:/(?P<nchannels>\d+))? :\s*(?P<ranks>[\d ]*\d)\s*(?:\.\.\.)?\s*$",
-           ("NCCL INFO Channel 00/02 :    0   1   2   3   4   5   6   7   8  15  14  13  12  11  10   9",
+           (Sample("NCCL INFO Channel 00/02 :    0   1   2   3   4   5   6   7   8  15  14  13  12  11  10   9",
+                   channel=0, nchannels=2, ranks="0   1   2   3   4   5   6   7   8  15  14  13  12  11  10   9",
+                   ring_len=16),
             "NCCL INFO Channel 00 :    0   1   2   3",
             "NCCL INFO Ring 00 :    0   1   2   3   4   5   6   7"),
            types={"channel": I, "nchannels": I}, handler=_ring_len),
@@ -579,13 +588,17 @@ COLL_KINDS = (
            r"^(?P<op>\w+): opCount (?P<op_count_hex>[0-9a-fA-F]+) sendbuff (?P<sendbuff>\S+) recvbuff (?P<recvbuff>\S+) "
            r"count (?P<count>\d+) datatype (?P<datatype>\d+) op (?P<redop>\d+) root (?P<root>-?\d+) comm (?P<comm>\S+) "
            r"\[nranks=(?P<nranks>\d+)\] stream (?P<stream>\S+)",
-           ("NCCL INFO AllReduce: opCount 139d sendbuff 0x78d056200000 recvbuff 0x78d056200000 count 7382228 "
-            "datatype 7 op 0 root 0 comm 0x78cfda045840 [nranks=128] stream 0x78d07125e5e0",),
+           (Sample("NCCL INFO AllReduce: opCount 139d sendbuff 0x78d056200000 recvbuff 0x78d056200000 count 7382228 "
+                   "datatype 7 op 0 root 0 comm 0x78cfda045840 [nranks=128] stream 0x78d07125e5e0",
+                   bytes=29528912, comm="0x78cfda045840", count=7382228, datatype=7, dtype="float32", elem_bytes=4,
+                   nranks=128, op="AllReduce", op_count=5021, recvbuff="0x78d056200000", redop=0, redop_name="sum",
+                   root=0, sendbuff="0x78d056200000", stream="0x78d07125e5e0"),),
            types={k: I for k in ("count", "datatype", "redop", "root", "nranks")}, handler=_colls),
     _table("nccl_colls", "tuning", "tuning", " Bytes -> Algo ",
            r"^(?:(?P<op>\w+): )?(?P<bytes>\d+) Bytes -> Algo (?P<algo>\w+) proto (?P<proto>\w+)"
            r"(?: channel\{Lo\.\.Hi\}=\{(?P<chan_lo>\d+)\.\.(?P<chan_hi>\d+)\})?(?: time (?P<model_time>[\d.]+))?",
-           ("NCCL INFO AllReduce: 16777216 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..3}",),
+           (Sample("NCCL INFO AllReduce: 16777216 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..3}",
+                   algo="RING", bytes=16777216, chan_hi=3, chan_lo=0, op="AllReduce", proto="SIMPLE"),),
            types={"bytes": I, "chan_lo": I, "chan_hi": I, "model_time": F}, handler=_tuning_bytes),
 )
 

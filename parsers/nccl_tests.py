@@ -2,7 +2,7 @@
 
 The header says how the test ran (threads, GPUs, sizes) and on which devices; then one
 row per message size with out-of-place and in-place time, algbw, busbw and #wrong; then
-the average bus bandwidth (shared/formats/nccl.md section 4). Captured output is often
+the average bus bandwidth (docs/formats-sources.md#nccl-tests-output). Captured output is often
 indented or has lost its `#`, so both are optional. NCCL_DEBUG lines in the same file are
 claimed first by the embeddable `nccl` format.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers.spec import Handler, LineKind, LogFormat
+from parsers.spec import Handler, LineKind, LogFormat, Sample
 from parsers.tables import SCHEMAS, register
 
 I, F, S = pl.Int64, pl.Float64, pl.String
@@ -48,7 +48,9 @@ def _kind(name: str, needle, pattern: str, samples: tuple[str, ...], *, match: s
     return LineKind(
         name=name, table="nccl_perf", needle=needle, match=match, pattern=pattern, types=types or {},
         const={"what": name}, samples=samples,
-        handler=(lambda rows: _declared(steps(rows))) if steps else _declared,
+        # Without a handler the engine keeps only the columns the pattern and const write: a
+        # kind is plain data unless it computes a column.
+        handler=(lambda rows: _declared(steps(rows))) if steps else None,
     )
 
 
@@ -62,8 +64,12 @@ FLOATS = {k: F for k in ("oop_time_us", "oop_algbw", "oop_busbw", "oop_wrong", "
 
 KINDS = (
     _kind("row", TYPES, ROW, (
-        "268435456      67108864     float     sum      -1    15654   17.15   25.72      0    15658   17.14   25.72      0",
-        "8             2     float     sum      -1    42.56    0.00    0.00    N/A    40.06    0.00    0.00    N/A",
+        Sample("268435456      67108864     float     sum      -1    15654   17.15   25.72      0    15658   17.14   25.72      0",
+               count=67108864, ip_algbw=17.14, ip_busbw=25.72, ip_time_us=15658.0, ip_wrong=0.0, oop_algbw=17.15,
+               oop_busbw=25.72, oop_time_us=15654.0, oop_wrong=0.0, redop="sum", root=-1, size=268435456, type="float"),
+        Sample("8             2     float     sum      -1    42.56    0.00    0.00    N/A    40.06    0.00    0.00    N/A",
+               count=2, ip_algbw=0.0, ip_busbw=0.0, ip_time_us=40.06, oop_algbw=0.0, oop_busbw=0.0, oop_time_us=42.56,
+               redop="sum", root=-1, size=8, type="float"),
     ), match=r"^\d+\s+\d+\s+[a-z]", types={"size": I, "count": I, "root": I, **FLOATS}),
     _kind("version", "nccl-tests version", r"nccl-tests version (?P<tests_version>\S+)",
           ("# nccl-tests version 2.19.6 nccl-headers=22807 nccl-library=22807",)),
@@ -75,19 +81,24 @@ KINDS = (
           r"^#?\s*nThread (?P<nthread>\d+) nGpus (?P<ngpus>\d+) minBytes (?P<min_bytes>\d+) maxBytes (?P<max_bytes>\d+)"
           r"(?: step: (?P<step>\S+))?(?: warmup iters: (?P<warmup_iters>\d+))?(?: iters: (?P<iters>\d+))?"
           r"(?: agg iters: (?P<agg_iters>\d+))?(?: validation: (?P<validation>\d+))?(?: graph: (?P<graph>\d+))?",
-          ("# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
-           "validation: 1 graph: 0",
+          (Sample("# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+                  "validation: 1 graph: 0",
+                  agg_iters=1, graph=0, iters=20, max_bytes=134217728, min_bytes=8, ngpus=8, nthread=1,
+                  step="2(factor)", validation=1, warmup_iters=5),
            "# nThread 1 nGpus 2 minBytes 8 maxBytes 16777216 step: 2(factor) warmup iters: 5 iters: 20 validation: 1"),
           types={k: I for k in ("nthread", "ngpus", "min_bytes", "max_bytes", "warmup_iters", "iters", "agg_iters",
                                 "validation", "graph")}),
     _kind("device", "Rank ",
           r"^#?\s*Rank\s+(?P<dev_rank>\d+)(?:\s+Group\s+(?P<group>\d+))?\s+Pid\s+(?P<dev_pid>\d+)\s+on\s+(?P<dev_host>\S+)"
           r"\s+device\s+(?P<device>\d+)\s+\[(?P<bus>[^\]]+)\]\s+(?P<device_name>.+?)\s*$",
-          ("#  Rank  0 Group  0 Pid  19124 on node01 device  0 [0000:85:00] NVIDIA GeForce RTX 4090",
+          (Sample("#  Rank  0 Group  0 Pid  19124 on node01 device  0 [0000:85:00] NVIDIA GeForce RTX 4090",
+                  bus="0000:85:00", dev_host="node01", dev_pid=19124, dev_rank=0, device=0,
+                  device_name="NVIDIA GeForce RTX 4090", group=0),
            "#   Rank  0 Pid    225 on nccl-tests device  0 [0xc1] NVIDIA RTX A6000"),
           types={k: I for k in ("dev_rank", "group", "dev_pid", "device")}),
     _kind("avg_busbw", "Avg bus bandwidth", r"Avg bus bandwidth\s*: (?P<avg_busbw>[\d.eE+-]+)",
-          ("# Avg bus bandwidth    : 6.6972 ",), types={"avg_busbw": F}),
+          (Sample("# Avg bus bandwidth    : 6.6972 ",
+                  avg_busbw=6.6972),), types={"avg_busbw": F}),
     _kind("oob", "Out of bounds values", r"Out of bounds values\s*: (?P<oob>\d+)",
           ("# Out of bounds values : 0 OK",), types={"oob": I}),
     _kind("command", "_perf", r"(?:^|[\s/])(?P<test>\w+_perf(?:_mpi)?)(?:\s+(?P<args>.*?))?\s*$",
@@ -96,8 +107,10 @@ KINDS = (
            "-g 8 | tail -n 30"),
           match=r"(?:^|[\s/])\w+_perf(?:_mpi)?(?:\s|$)", handler=_command),
     _kind("columns", ("out-of-place", "size", "(B)"), r"^#\s+(?:out-of-place|size\s+count|\(B\)\s+\(elements\))",
-          ("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",)),
-    _kind("comment", "#", r"^#", ("#", "# Using devices", "# Blocking Enabled: wait for completion and barrier after each collective"),
+          (Sample("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw"
+                  "   busbw #wrong"),)),
+    _kind("comment", "#", r"^#", (Sample("#"), Sample("# Using devices"),
+                                  Sample("# Blocking Enabled: wait for completion and barrier after each collective")),
           match=r"^#"),
 )
 

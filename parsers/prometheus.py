@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers.spec import LineKind, LogFormat
+from parsers.spec import LineKind, LogFormat, Sample
 from parsers.tables import register
 
 F, S = pl.Float64, pl.String
@@ -27,9 +27,13 @@ KINDS = (
                  r"(?P<value>[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|[Nn]a[Nn]|[-+]?Inf))"
                  r"(?: (?P<scrape_ts_ms>-?\d+))?$"),
         types={"value": F, "scrape_ts_ms": F},
-        samples=('vllm:num_preemptions_total{engine="0",model_name="tiny-llama"} 55.0',
-                 "process_resident_memory_bytes 6.51493376e+08",
-                 'sglang:num_running_reqs{model_name="m"} 12.0 1733050000000'),
+        samples=(Sample('vllm:num_preemptions_total{engine="0",model_name="tiny-llama"} 55.0',
+                        labels='engine="0",model_name="tiny-llama"', name="vllm:num_preemptions_total", value=55.0),
+                 Sample("process_resident_memory_bytes 6.51493376e+08",
+                        name="process_resident_memory_bytes", value=651493376.0),
+                 Sample('sglang:num_running_reqs{model_name="m"} 12.0 1733050000000',
+                        labels='model_name="m"', name="sglang:num_running_reqs", scrape_ts_ms=1733050000000.0,
+                        value=12.0)),
     ),
     LineKind(
         name="type", table="metrics", needle="# TYPE ", pattern=rf"^# TYPE (?P<name>{NAME}) (?P<metric_type>\w+)",

@@ -1,4 +1,4 @@
-"""SGLang server logs, releases 0.1 to 0.5.23 (see shared/formats/sglang.md).
+"""SGLang server logs, releases 0.1 to 0.5.23 (see docs/formats-sources.md#sglang-server-logs).
 
 Stats lines are parsed by key, so the many header and field-order variants across
 releases are one kind each; unknown keys land in the `extra` column.
@@ -10,7 +10,7 @@ import polars as pl
 
 from parsers.common import ACCESS, FATAL_ERROR, STACK_DUMP, TRACEBACK
 from parsers.config import explode_pairs, key_equals_value, repr_dump
-from parsers.spec import Key, LineKind, LogFormat, TsFormat
+from parsers.spec import Key, LineKind, LogFormat, Sample, TsFormat
 
 PREFIX = (
     r"^(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?|\d\d:\d\d:\d\d(?:\.\d+)?)"
@@ -89,22 +89,27 @@ GB = {"avail_mem_gb": F, "mem_usage_gb": F, "elapsed_s": F}
 
 KINDS = (
     _stats("decode_stats", "decode", "Decode batch", r"^Decode batch(?: \[\d+\])?[.,]", (
-        "Decode batch, #running-req: 3, #token: 266624, token usage: 0.43, accept len: 1.67, accept rate: 0.13, "
-        "pre-allocated usage: 0.22, #prealloc-req: 0, #transfer-req: 1, #retracted-req: 0, cuda graph: True, "
-        "gen throughput (token/s): 183.10, #queue-req: 0",
-        "Decode batch. #running-req: 509, #token: 180776, token usage: 0.43, gen throughput (token/s): 7897.87, "
-        "largest-len: 0, #queue-req: 0, ",
+        Sample("Decode batch, #running-req: 3, #token: 266624, token usage: 0.43, accept len: 1.67, accept rate: 0.13, "
+               "pre-allocated usage: 0.22, #prealloc-req: 0, #transfer-req: 1, #retracted-req: 0, cuda graph: True, "
+               "gen throughput (token/s): 183.10, #queue-req: 0",
+               accept_len=1.67, accept_rate=0.13, gen_throughput=183.1, graph=True, prealloc_usage=0.22, queued=0,
+               retracted=0, running=3, token_usage=0.43, tokens=266624, transfer_req=1),
+        Sample("Decode batch. #running-req: 509, #token: 180776, token usage: 0.43, gen throughput (token/s): 7897.87, "
+               "largest-len: 0, #queue-req: 0, ",
+               gen_throughput=7897.87, queued=0, running=509, token_usage=0.43, tokens=180776),
     )),
     _stats("decode_stats_v01", "decode", "#running-req", r"^#running-req: \d+, #token: ", (
         "#running-req: 5, #token: 1000, token usage: 0.10, #queue-req: 0",
     )),
     _stats("prefill_stats", "prefill", ("Prefill batch", "Prefil batch"), r"^(?:Prefill|Prefil) batch", (
-        "Prefill batch. #new-seq: 1, #new-token: 75, #cached-token: 0, cache hit rate: 0.00%, token usage: 0.01, "
-        "#running-req: 1, #queue-req: 62",
+        Sample("Prefill batch. #new-seq: 1, #new-token: 75, #cached-token: 0, cache hit rate: 0.00%, token usage: 0.01, "
+               "#running-req: 1, #queue-req: 62",
+               cache_hit_rate=0.0, cached_tokens=0, new_seq=1, new_tokens=75, queued=62, running=1, token_usage=0.01),
     )),
     _stats("fill_stats_v01", "prefill", "new fill batch.", r"^new fill batch\.", (
-        "new fill batch. #seq: 1. #cached_token: 330. #new_token: 2172. #remaining_req: 57. #running_req: 9. "
-        "tree_cache_hit_rate: 69.16%",
+        Sample("new fill batch. #seq: 1. #cached_token: 330. #new_token: 2172. #remaining_req: 57. #running_req: 9. "
+               "tree_cache_hit_rate: 69.16%",
+               cache_hit_rate=0.6916, cached_tokens=330, new_seq=1, new_tokens=2172, queued=57, running=9),
     )),
     LineKind(
         name="server_args", table="config", needle="server_args=", match=r"^server_args=(?:ServerArgs\(|\{)",
@@ -114,14 +119,17 @@ KINDS = (
     LineKind(
         name="scheduler_limits", table="config", needle="max_total_num_tokens=", match=r"^max_total_num_tokens=\d+",
         handler=key_equals_value("scheduler"),
-        samples=("max_total_num_tokens=2795207, chunked_prefill_size=8192, max_prefill_tokens=16384, "
-                 "max_running_requests=48, context_len=262144, available_gpu_mem=11.82 GB",),
+        samples=(Sample("max_total_num_tokens=2795207, chunked_prefill_size=8192, max_prefill_tokens=16384, "
+                        "max_running_requests=48, context_len=262144, available_gpu_mem=11.82 GB",
+                        max_total_num_tokens="2795207", chunked_prefill_size="8192", max_prefill_tokens="16384",
+                        max_running_requests="48", context_len="262144", available_gpu_mem="11.82"),),
     ),
     LineKind(
         name="spec_reset", table="config", needle="Max running requests is reset to",
         pattern=r"reset to (?P<value>\d+) for speculative", handler=_spec_reset,
-        samples=("Max running requests is reset to 48 for speculative decoding. You can override this by "
-                 "explicitly setting --max-running-requests.",),
+        samples=(Sample("Max running requests is reset to 48 for speculative decoding. You can override this by "
+                        "explicitly setting --max-running-requests.",
+                        max_running_requests="48"),),
     ),
     _event("load_weight_begin", "Load weight begin", r"avail mem=(?P<avail_mem_gb>[\d.]+) GB", "info",
            ("Load weight begin. avail mem=77.18 GB",), types=GB),

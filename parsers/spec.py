@@ -4,7 +4,7 @@ A format is a line prefix (named groups), a list of line kinds, and detection hi
 A line kind says how to recognise a line cheaply (a literal needle, then a regex), how to
 get its fields (named groups, or `key: value` pairs found by key so that a release that
 reorders or adds fields still parses), the table the line goes to, and real sample lines
-that double as tests (as lnav's format files do).
+that double as tests (as lnav's format files do), some with the field values they must give.
 """
 
 from __future__ import annotations
@@ -18,6 +18,33 @@ Handler = Callable[[pl.DataFrame], pl.DataFrame]
 # Like a handler, plus a dict that persists across the batches of one source (cumulative
 # counters need the last value of the previous batch).
 Carry = Callable[[pl.DataFrame, dict], pl.DataFrame]
+
+
+class Sample(str):
+    """A sample line with the fields it must parse to, as lnav's format files pair a sample
+    with its expected values: `Sample("... #running-req: 3, ...", running=3, queued=0)`.
+
+    It is a `str`, so everything that reads a kind's samples as lines (the tests that wrap
+    or mix them) reads it unchanged. `expect` is every non-null field of the sample's row,
+    exactly (`{}`: a marker line that carries no fields); `formats --check` asserts it. A
+    plain string sample is checked only for being claimed and for fields that fit their type.
+    It compares equal to its line, as a str does: compare `expected(...)` for the values.
+    """
+
+    expect: Mapping[str, object]
+
+    def __new__(cls, line: str, /, **expect: object) -> Sample:
+        sample = super().__new__(cls, line)
+        sample.expect = expect
+        return sample
+
+    def __repr__(self) -> str:
+        return f"Sample({str.__repr__(self)}, **{self.expect!r})"
+
+
+def expected(sample: str) -> Mapping[str, object] | None:
+    """The fields a sample must parse to, or None for a plain line that declares none."""
+    return sample.expect if isinstance(sample, Sample) else None
 
 
 @dataclass(frozen=True)
@@ -57,6 +84,7 @@ class LineKind:
     fallback: bool = False
     handler: Handler | None = None
     carry: Carry | None = None
+    # Real lines (a `Sample` also says the fields it must give); see Sample.
     samples: tuple[str, ...] = ()
 
 

@@ -31,7 +31,7 @@ from loganalyze.store import TABLE_NAME
 from loganalyze.wrappers import unwrap
 from parsers.config import key_equals_value, repr_dump, typed
 from parsers.engine import Context, parse
-from parsers.spec import Handler, Key, LineKind, LogFormat, TsFormat
+from parsers.spec import Handler, Key, LineKind, LogFormat, Sample, TsFormat, expected
 from parsers.tables import COMMON, SCHEMAS, register
 
 if sys.version_info >= (3, 11):
@@ -75,6 +75,16 @@ def config_value(key: str, origin: str) -> Handler:
 # The handlers a data file may name, each a factory taking the arguments given in the file.
 HANDLERS: dict[str, Callable[..., Handler]] = {
     "repr_dump": repr_dump, "key_equals_value": key_equals_value, "config_value": config_value,
+}
+
+# Built-in kinds whose Python handler one of HANDLERS does the same as, by format and kind:
+# `dump` writes these as data (tests/test_userformat.py checks the equivalence on real logs).
+DATA_HANDLERS: dict[str, dict[str, dict[str, str]]] = {
+    "sglang": {
+        "server_args": {"name": "repr_dump", "origin": "server_args"},
+        "scheduler_limits": {"name": "key_equals_value", "origin": "scheduler"},
+        "spec_reset": {"name": "config_value", "key": "max_running_requests", "origin": "speculative_reset"},
+    },
 }
 
 
@@ -194,6 +204,21 @@ def _keys(r: _Reader, items: list[tuple[str, dict]]) -> tuple[Key, ...]:
     return tuple(out)
 
 
+def _samples(r: _Reader, d: dict, where: str) -> tuple[str, ...]:
+    """Sample lines: each a string, or `{ line = "...", expect = { column = value } }` for a
+    line with the fields it must parse to (a Sample)."""
+    out: list[str] = []
+    for w, item in r.items(d, "samples", where):
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        if not isinstance(item, dict):
+            r.fail(w, f"expected a line, or {{ line = ..., expect = {{ ... }} }}, got {_kind_of(item)}")
+        t = r.table(item, w, ("line", "expect"))
+        out.append(Sample(r.text(t, "line", w), **r.get(t, "expect", w, dict)))
+    return tuple(out)
+
+
 def _keysets(r: _Reader, data: dict) -> dict[str, tuple[Key, ...]]:
     sets = r.get(data, "keysets", "", dict, {})
     return {name: _keys(r, r.items(sets, name, "keysets")) for name in sets}
@@ -282,7 +307,7 @@ def _kind(r: _Reader, where: str, data: object, keysets: dict, tables: dict) -> 
         keys=keys, key_sep=r.text(d, "key_sep", where, ": "), extra=r.flag(d, "extra", where),
         rewrites=tuple(rewrites), pack=r.text(d, "pack", where, None), message=r.flag(d, "message", where),
         const=const, levels=r.texts(d, "levels", where),
-        fallback=r.flag(d, "fallback", where), handler=_handler(r, d, where), samples=r.texts(d, "samples", where),
+        fallback=r.flag(d, "fallback", where), handler=_handler(r, d, where), samples=_samples(r, d, where),
         **optional_patterns,
     )
     if not kind.needle:
@@ -425,23 +450,40 @@ def sample_frame(lines: list[str]) -> pl.DataFrame:
     return unwrap(frame.with_columns(text=pl.col("raw")), date.today().year)
 
 
-def _fields(kind: LineKind, row: dict) -> dict[str, Any]:
-    """The non-null fields of an output row, packed ones unpacked."""
-    if kind.handler is not None:
-        names = [c for c in row if c not in COMMON and c not in kind.const]
-    elif kind.pack:
-        return {k: v for k, v in json.loads(row.get(kind.pack) or "{}").items() if v is not None}
+# Columns that are not fields of a line: the whole message, the pairs no key names, the line count.
+NOT_FIELDS = ("message", "extra", "span")
+
+
+def _fields(kind: LineKind, rows: list[dict]) -> dict[str, Any]:
+    """The non-null fields a line gave, as its table stores them, packed ones unpacked. A
+    settings line gives one `config` row per setting: its fields are {key: value}; of another
+    line with several rows (an NCCL topology line, one per path), the first row's."""
+    if kind.table == "config" and kind.handler is not None:
+        return {r["key"]: r["value"] for r in rows if r.get("key") is not None and r.get("value") is not None}
+    row = rows[0]
+    if kind.handler is not None or kind.carry is not None:  # working columns may be left: only stored ones count
+        stored = SCHEMAS.get(kind.table, {})
+        names = [c for c in row if c in stored and c not in COMMON]
     else:
-        names = [c for c in _written_columns(kind) if c not in kind.const and c not in ("message", "extra")]
-    return {c: row[c] for c in sorted(names) if row.get(c) is not None}
+        names = list(_written_columns(kind))
+    out = {c: row[c] for c in sorted(names) if c not in kind.const and c not in NOT_FIELDS and row.get(c) is not None}
+    pack = kind.pack or ("fields" if kind.table == "events" else None)  # where events keep a line's own fields
+    if pack and isinstance(out.get(pack), str):
+        packed = json.loads(out.pop(pack))
+        out = dict(sorted({**out, **{k: v for k, v in packed.items() if v is not None}}.items()))
+    return out
 
 
-def _owners(fmt: LogFormat, lines: list[str]) -> dict[int, dict]:
-    """For each claimed line, the output row it belongs to: its own, or for a continuation
-    line the last row that starts above it (the engine gives continuations to the line above)."""
+def _owners(fmt: LogFormat, lines: list[str]) -> dict[int, list[dict]]:
+    """For each claimed line, the output rows it belongs to: its own, or for a continuation
+    line those of the last line above that has rows (the engine gives continuations to the
+    line above). A line has several rows when it holds several settings."""
     ctx = Context(source="check", year=date.today().year, base_date=date.today().isoformat())
     got = parse(fmt, sample_frame(lines), ctx)
-    starts = {row["line_no"]: row for df in got.tables.values() for row in df.iter_rows(named=True)}
+    starts: dict[int, list[dict]] = {}
+    for df in got.tables.values():
+        for row in df.iter_rows(named=True):
+            starts.setdefault(row["line_no"], []).append(row)
     owners, owner = {}, None
     for line_no in range(1, len(lines) + 1):
         owner = starts.get(line_no, owner)
@@ -461,31 +503,49 @@ def _dtype_of(kind: LineKind, column: str) -> pl.DataType:
     return kind.types.get(column) or next((k.dtype for k in kind.keys if k.column == column), pl.String)
 
 
-def _verdict(kind: LineKind, sample: str, row: dict | None, text_row: dict | None, continues: bool) -> SampleCheck:
-    claimed_by = row.get("kind") if row else None
-    if row is None:
+def _verdict(kind: LineKind, sample: str, rows: list[dict] | None, text_rows: list[dict] | None,
+             continues: bool) -> SampleCheck:
+    claimed_by = rows[0].get("kind") if rows else None
+    if rows is None:
         return SampleCheck(kind.name, sample, None, {}, "no kind claims it (the needle, match or pattern does not match)")
     if claimed_by != kind.name:
         return SampleCheck(kind.name, sample, claimed_by, {},
                            f"claimed by kind {claimed_by} (listed earlier, or its needle is too broad)")
+    expect = expected(sample)
     if continues:  # the rest of a block the sample above starts: judged with it
-        return SampleCheck(kind.name, sample, claimed_by, {}, None)
-    got = _fields(kind, row)
-    as_text = _fields(kind, text_row) if text_row else {}
+        problem = "continues the sample above, so its expected fields are never its own" if expect else None
+        return SampleCheck(kind.name, sample, claimed_by, {}, problem)
+    got = _fields(kind, rows)
+    as_text = _fields(kind, text_rows) if text_rows else {}
     problem = None
-    if lost := sorted(set(as_text) - set(got)):
+    if expect is not None:  # the sample says which fields are null on purpose (nccl-tests' `N/A`)
+        problem = _unexpected(got, expect)
+    elif lost := sorted(set(as_text) - set(got)):
         problem = f"field {lost[0]}: {as_text[lost[0]]!r} is not a valid {type_name(_dtype_of(kind, lost[0]))}"
     elif (groups(kind.pattern) or kind.keys or kind.handler) and not got:
         problem = "claimed, but every field is null"
     return SampleCheck(kind.name, sample, claimed_by, got, problem)
 
 
+def _unexpected(got: Mapping[str, Any], expect: Mapping[str, object]) -> str | None:
+    """How the fields a sample gave differ from those it declares, first difference only."""
+    for column in sorted(set(got) | set(expect)):
+        if column not in expect:
+            return f"field {column}: got {got[column]!r}, which the sample does not expect"
+        if column not in got:
+            return f"field {column}: expected {expect[column]!r}, got null"
+        if got[column] != expect[column]:
+            return f"field {column}: expected {expect[column]!r}, got {got[column]!r}"
+    return None
+
+
 def check_kind(fmt: LogFormat, kind: LineKind) -> list[SampleCheck]:
     """Parse a kind's samples together, as one small log, with the whole format.
 
     Each sample must be claimed by `kind` (a sample may also continue the one above, as
-    the lines of a banner do), every field it captures must fit its type, and a kind that
-    extracts fields must yield one. A sample may hold several lines joined by newlines.
+    the lines of a banner do) and every field it captures must fit its type. A `Sample`
+    must give exactly the fields it declares; of a plain line, a kind that extracts fields
+    must yield one. A sample may hold several lines joined by newlines.
     """
     if not kind.samples:
         return [SampleCheck(kind.name, "", None, {}, "no samples: add a real line under samples")]
@@ -498,9 +558,9 @@ def check_kind(fmt: LogFormat, kind: LineKind) -> list[SampleCheck]:
     as_text = {} if kind.handler or kind.carry else _owners(_as_text(fmt, kind), lines)
     out = []
     for sample, first in zip(kind.samples, first_lines):
-        row = typed.get(first)
-        continues = row is not None and row["line_no"] != first
-        out.append(_verdict(kind, sample, row, as_text.get(first), continues))
+        rows = typed.get(first)
+        continues = rows is not None and rows[0]["line_no"] != first
+        out.append(_verdict(kind, sample, rows, as_text.get(first), continues))
     return out
 
 
@@ -551,6 +611,11 @@ def _key_item(k: Key) -> dict:
     return {**item, "percent": True} if k.percent else item
 
 
+def _sample_item(sample: str) -> str | dict:
+    expect = expected(sample)
+    return str(sample) if expect is None else {"line": str(sample), "expect": dict(expect)}
+
+
 def _shared_keysets(fmt: LogFormat) -> dict[tuple[Key, ...], str]:
     """Key lists used by several kinds, named after the table of the first: written once as a keyset."""
     names: dict[tuple[Key, ...], str] = {}
@@ -563,11 +628,27 @@ def _shared_keysets(fmt: LogFormat) -> dict[tuple[Key, ...], str]:
     return names
 
 
+def needs_code(kind: LineKind, handler: Mapping[str, object] | None) -> bool:
+    """Whether a kind needs Python that a format file cannot hold (a handler no HANDLERS
+    entry replaces, or a counter carried across batches)."""
+    return kind.carry is not None or (kind.handler is not None and handler is None)
+
+
+def _kind_block(kind: LineKind, handler: Mapping[str, object] | None, keysets: dict, partial: bool) -> list[str]:
+    """A kind's [[kinds]] entry; with `partial`, a kind that needs code is written commented
+    out, under a line that says so, instead of refused."""
+    if not needs_code(kind, handler):
+        return _kind_lines(kind, handler, keysets)
+    if not partial:
+        what = "a `carry` function" if kind.carry is not None else "a Python handler"
+        raise LoganalyzeError(f"kind {kind.name} has {what}: name one of {', '.join(HANDLERS)} for it")
+    module = (kind.carry or kind.handler).__module__.replace(".", "/") + ".py"
+    body = _kind_lines(replace(kind, handler=None, carry=None), None, keysets)
+    return [f"# Kind {kind.name} needs a Python handler ({module}), which a format file cannot hold: left",
+            "# out, so its lines go to the kinds below it or to unparsed.", *(f"# {line}" for line in body)]
+
+
 def _kind_lines(kind: LineKind, handler: Mapping[str, object] | None, keysets: dict) -> list[str]:
-    if kind.carry is not None:
-        raise LoganalyzeError(f"kind {kind.name}: a `carry` function cannot be written as data")
-    if kind.handler is not None and handler is None:
-        raise LoganalyzeError(f"kind {kind.name} has a Python handler: name one of {', '.join(HANDLERS)} for it")
     out = ["[[kinds]]"]
     for f in KIND_FIELDS:
         value = handler if f == "handler" else getattr(kind, f)
@@ -583,19 +664,20 @@ def _kind_lines(kind: LineKind, handler: Mapping[str, object] | None, keysets: d
         elif f == "rewrites":
             out += _toml_list("rewrites", [{"pattern": p, "replace": r} for p, r in kind.rewrites])
         elif f == "samples":
-            out += _toml_list("samples", kind.samples)
+            out += _toml_list("samples", [_sample_item(s) for s in kind.samples])
         else:
             out.append(f"{f} = {_toml(value)}")
     return out
 
 
 def dump(fmt: LogFormat, handlers: Mapping[str, Mapping[str, object]] | None = None,
-         tables: Mapping[str, Mapping[str, pl.DataType]] | None = None) -> str:
+         tables: Mapping[str, Mapping[str, pl.DataType]] | None = None, *, partial: bool = False) -> str:
     """A format as a TOML definition that `load` turns back into an equal LogFormat.
 
     `handlers` names, per kind that has a Python handler, the HANDLERS entry (and its
     arguments) that does the same: code cannot be written out, so the caller vouches for
-    the equivalence (tests/test_userformat.py checks it on real logs).
+    the equivalence (tests/test_userformat.py checks it on real logs). Any other kind with
+    code is refused, or with `partial` written commented out (see `dump_builtin`).
     """
     handlers = handlers or {}
     head = [f"name = {_toml(fmt.name)}", f"description = {_toml(fmt.description)}"]
@@ -617,5 +699,34 @@ def dump(fmt: LogFormat, handlers: Mapping[str, Mapping[str, object]] | None = N
     if keysets:
         blocks.append("\n".join(["[keysets]", *(line for keys, name in keysets.items()
                                                 for line in _toml_list(name, [_key_item(k) for k in keys]))]))
-    blocks += ["\n".join(_kind_lines(k, handlers.get(k.name), keysets)) for k in fmt.kinds]
+    blocks += ["\n".join(_kind_block(k, handlers.get(k.name), keysets, partial)) for k in fmt.kinds]
     return "\n\n".join(blocks) + "\n"
+
+
+def dump_builtin(name: str) -> str:
+    """A built-in format as a format file, the starting point for a user's own (`formats
+    --dump`). Kinds that need Python are in it commented out, listed at the top: loaded
+    back, the other kinds parse their samples to the same values (tests/test_userformat.py)."""
+    fmt = parsers.FORMATS.get(name)
+    if not isinstance(fmt, LogFormat):
+        known = ", ".join(n for n, f in parsers.FORMATS.items() if isinstance(f, LogFormat))
+        why = "reads the whole file with Python code: it has no data form" if fmt else "is not a known format"
+        raise LoganalyzeError(f"{name} {why} (formats read line by line: {known})")
+    handlers = DATA_HANDLERS.get(name, {})
+    code = [k.name for k in fmt.kinds if needs_code(k, handlers.get(k.name))]
+    head = [f"# The built-in {name} format as a format file (`loganalyze formats --dump {name}`); the fields",
+            "# are in docs/formats.md. Load a copy with --formats to patch or extend it."]
+    if code:
+        head += [f"# {len(code)} of its {len(fmt.kinds)} kinds need Python handlers and are commented out below:",
+                 *_wrapped(", ".join(code), "#   ")]
+    return "\n".join(head) + "\n\n" + dump(fmt, handlers, partial=True)
+
+
+def _wrapped(text: str, lead: str, width: int = 100) -> list[str]:
+    lines, line = [], lead
+    for word in text.split(" "):
+        if len(line) + len(word) > width and line.strip(lead.strip() + " "):
+            lines.append(line.rstrip())
+            line = lead
+        line += word + " "
+    return [*lines, line.rstrip()]

@@ -1,4 +1,4 @@
-"""vLLM server logs, releases 0.2.7 to 0.33 (see shared/formats/vllm.md).
+"""vLLM server logs, releases 0.2.7 to 0.33 (see docs/formats-sources.md#vllm-server-logs).
 
 Every header form is one prefix: `INFO 02-05 04:53:21 llm_engine.py:706] ` (up to 0.7),
 `[metrics.py:481]` in brackets (0.8+), `(APIServer pid=1) ` in front (0.31+, and the
@@ -35,7 +35,7 @@ import polars as pl
 
 from parsers.common import ACCESS, FATAL_ERROR, STACK_DUMP, TRACEBACK, TRACEBACK_CONTINUATION
 from parsers.config import explode_pairs, repr_pairs, typed
-from parsers.spec import Key, LineKind, LogFormat, TsFormat
+from parsers.spec import Key, LineKind, LogFormat, Sample, TsFormat
 
 LEVEL = "DEBUG|INFO|WARNING|ERROR|CRITICAL"
 PREFIX = (
@@ -275,17 +275,20 @@ H = "INFO 08-11 10:45:20 [api_server.py:1755] "  # a header for samples written 
 KINDS = (
     ACCESS,
     _stats("stats", "decode", "Running: ", r"Running: \d+ reqs", (
-        "INFO 02-05 04:53:21 llm_engine.py:706] Avg prompt throughput: 1137.2 tokens/s, Avg generation throughput: "
-        "193.7 tokens/s, Running: 5 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 4.2%, "
-        "CPU KV cache usage: 0.0%",
+        Sample("INFO 02-05 04:53:21 llm_engine.py:706] Avg prompt throughput: 1137.2 tokens/s, Avg generation throughput: "
+               "193.7 tokens/s, Running: 5 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 4.2%, "
+               "CPU KV cache usage: 0.0%",
+               gen_throughput=193.7, prompt_throughput=1137.2, queued=0, running=5, swapped=0, token_usage=0.042),
         "INFO 03-18 09:04:46 [metrics.py:481] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.4 "
         "tokens/s, Running: 2 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 0.6%, "
         "CPU KV cache usage: 0.0%.",
-        "(APIServer pid=851) INFO 04-28 22:54:32 [loggers.py:257] Engine 000: Avg prompt throughput: 0.0 tokens/s, "
-        "Avg generation throughput: 5.4 tokens/s, Running: 1 reqs, Waiting: 14 reqs, GPU KV cache usage: 76.5%, "
-        "Prefix cache hit rate: 92.0%",
-        "INFO 01-31 10:00:00 loggers.py:72] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 9.9 "
-        "tokens/s, Running: 2 reqs, Waiting: 0 reqs GPU KV cache usage: 1.0%.",
+        Sample("(APIServer pid=851) INFO 04-28 22:54:32 [loggers.py:257] Engine 000: Avg prompt throughput: 0.0 tokens/s, "
+               "Avg generation throughput: 5.4 tokens/s, Running: 1 reqs, Waiting: 14 reqs, GPU KV cache usage: 76.5%, "
+               "Prefix cache hit rate: 92.0%",
+               cache_hit_rate=0.92, gen_throughput=5.4, prompt_throughput=0.0, queued=14, running=1, token_usage=0.765),
+        Sample("INFO 01-31 10:00:00 loggers.py:72] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 9.9 "
+               "tokens/s, Running: 2 reqs, Waiting: 0 reqs GPU KV cache usage: 1.0%.",
+               gen_throughput=9.9, prompt_throughput=0.0, queued=0, running=2, token_usage=0.01),
     )),
     _stats("core_stats", "decode", "RUNNING: ", r"^RUNNING: \d+ \| WAITING: \d+$", (
         "INFO 01-04 17:21:02 core.py:247] RUNNING: 306 | WAITING: 628",
@@ -294,8 +297,9 @@ KINDS = (
         "INFO 10-16 19:06:01 metrics.py:361] Prefix cache hit rate: GPU: 94.35%, CPU: 0.00%",
     )),
     _stats("iteration", "iteration", "Iteration(", r"Iteration\(\d+\): \d+ context requests", (
-        "Iteration(120): 2 context requests, 4096 context tokens, 30 generation requests, 30 generation tokens, "
-        "iteration elapsed time: 25.10 ms, GPU KV cache usage: 12.0%",
+        Sample("Iteration(120): 2 context requests, 4096 context tokens, 30 generation requests, 30 generation tokens, "
+               "iteration elapsed time: 25.10 ms, GPU KV cache usage: 12.0%",
+               new_seq=2, new_tokens=4096, running=30, token_usage=0.12),
     )),
     LineKind(
         name="spec_decoding", table="spec", needle="SpecDecoding metrics: ", keys=V1_SPEC_KEYS,
@@ -303,21 +307,27 @@ KINDS = (
         pattern=r"Per-position acceptance rate: (?P<per_position>(?:[\d.]+|nan)(?:, (?:[\d.]+|nan))*)",
         types={"per_position": pl.List(F)}, handler=_v1_drafts,
         samples=(
-            "(APIServer pid=1) INFO 05-07 04:56:17 [metrics.py:101] SpecDecoding metrics: Mean acceptance length: "
-            "2.63, Accepted throughput: 76.80 tokens/s, Drafted throughput: 235.49 tokens/s, Accepted: 768 tokens, "
-            "Drafted: 2355 tokens, Per-position acceptance rate: 0.726, 0.467, 0.240, 0.134, 0.064, "
-            "Avg Draft acceptance rate: 32.6%",
-            "INFO 04-10 08:00:00 [metrics.py:87] SpecDecoding metrics: Draft acceptance rate: 45.0%, "
-            "Accepted: 90 tokens, Drafted: 200 tokens",
+            Sample("(APIServer pid=1) INFO 05-07 04:56:17 [metrics.py:101] SpecDecoding metrics: Mean acceptance length: "
+                   "2.63, Accepted throughput: 76.80 tokens/s, Drafted throughput: 235.49 tokens/s, Accepted: 768 tokens, "
+                   "Drafted: 2355 tokens, Per-position acceptance rate: 0.726, 0.467, 0.240, 0.134, 0.064, "
+                   "Avg Draft acceptance rate: 32.6%",
+                   accept_rate=0.326, accepted=768, drafted=2355, drafts=471, mean_accept_len=2.63,
+                   per_position=[0.726, 0.467, 0.24, 0.134, 0.064]),
+            Sample("INFO 04-10 08:00:00 [metrics.py:87] SpecDecoding metrics: Draft acceptance rate: 45.0%, "
+                   "Accepted: 90 tokens, Drafted: 200 tokens",
+                   accept_rate=0.45, accepted=90, drafted=200),
         ),
     ),
     LineKind(
         name="spec_v0", table="spec", needle="Speculative metrics: ", match=r"System efficiency: ",
         keys=V0_SPEC_KEYS, rewrites=((r"^.*?Speculative metrics: ", ""),), carry=_v0_intervals,
         samples=(
-            "INFO 10-16 19:05:47 metrics.py:367] Speculative metrics: Draft acceptance rate: 0.642, System "
-            "efficiency: 0.598, Number of speculative tokens: 3, Number of accepted tokens: 8547, Number of draft "
-            "tokens: 13311, Number of emitted tokens: 10616.",
+            Sample("INFO 10-16 19:05:47 metrics.py:367] Speculative metrics: Draft acceptance rate: 0.642, System "
+                   "efficiency: 0.598, Number of speculative tokens: 3, Number of accepted tokens: 8547, Number of draft "
+                   "tokens: 13311, Number of emitted tokens: 10616.",
+                   # the counters are totals since start: the row holds them (first interval) and their ratios
+                   accepted=8547, drafted=13311, drafts=13311 // 3, k=3, accept_rate=8547 / 13311,
+                   mean_accept_len=10616 / (13311 // 3)),
         ),
     ),
     # The offline examples (examples/offline_inference/spec_decode.py and its predecessor
@@ -354,7 +364,7 @@ KINDS = (
     _config("non_default_args", "non-default args: {", None, _dump("non_default_args"), (
         "INFO 08-11 10:45:20 [cli_args.py:261] non-default args: {'model': '/m', 'max_num_seqs': 48, "
         "'speculative_config': {'method': 'eagle3', 'num_speculative_tokens': 5}}",
-    ), continuation=r"^\S*': "),  # a terminal that wraps the long line (sample 39)
+    ), continuation=r"^\S*': "),  # a terminal that wraps the long line (docs/formats-sources.md#vllm-server-logs)
     _config("args", "args: Namespace(", None, _dump("args"), (
         "INFO 06-25 15:20:00 api_server.py:177] args: Namespace(host=None, port=8000, max_num_seqs=256, "
         "tensor_parallel_size=2)",
@@ -454,9 +464,10 @@ KINDS = (
             "INFO 01-30 03:19:07 backends.py:321] Compiling a graph for general shape takes 41.86 s"), types=GIB),
     _event("compile_cache", ("for vLLM's torch.compile", "Cache the graph "),
            r"Using cache directory: (?P<cache_dir>\S+) for vLLM's torch\.compile|Cache the graph", "info",
-           ("INFO 01-30 03:18:25 backends.py:577] Using cache directory: /root/.cache/vllm/torch_compile_cache/"
-            "2b70b500a6/rank_0 for vLLM's torch.compile",
-            "INFO 01-30 03:18:28 backends.py:309] Cache the graph of shape None for later use")),
+           (Sample("INFO 01-30 03:18:25 backends.py:577] Using cache directory: /root/.cache/vllm/torch_compile_cache/"
+                   "2b70b500a6/rank_0 for vLLM's torch.compile",
+                   cache_dir="/root/.cache/vllm/torch_compile_cache/2b70b500a6/rank_0"),
+            Sample("INFO 01-30 03:18:28 backends.py:309] Cache the graph of shape None for later use"))),
     _event("graph_capture_done", "Graph capturing finished in ",
            r"Graph capturing finished in (?P<elapsed_s>\d+) secs(?:, took (?P<mem_gib>[\d.]+) GiB)?", "info",
            ("(Worker_TP3_EP3 pid=2709393) INFO 09-29 09:52:22 [gpu_model_runner.py:3468] Graph capturing finished in "
@@ -552,10 +563,11 @@ KINDS = (
            ("(VllmWorkerProcess pid=761) ERROR 07-24 08:26:01 multiproc_worker_utils.py:226] Exception in worker "
             "VllmWorkerProcess while processing method load_model: boom, Traceback (most recent call last):",),
            continuation=TRACEBACK_CONTINUATION),
-    _event("custom_allreduce_disabled", "Custom allreduce is disabled", r"(?:because (?P<reason>[^.]+))?", "warning",
-           ("WARNING 04-01 10:00:00 custom_all_reduce.py:134] Custom allreduce is disabled because it's not supported "
-            "on more than two PCIe-only GPUs. To silence this warning, specify disable_custom_all_reduce=True "
-            "explicitly.",)),
+    _event("custom_allreduce_disabled", "Custom allreduce is disabled", r"(?:.*?because (?P<reason>[^.]+))?", "warning",
+           (Sample("WARNING 04-01 10:00:00 custom_all_reduce.py:134] Custom allreduce is disabled because it's not "
+                   "supported on more than two PCIe-only GPUs. To silence this warning, specify "
+                   "disable_custom_all_reduce=True explicitly.",
+                   reason="it's not supported on more than two PCIe-only GPUs"),)),
     _event("custom_allreduce_graphs", " cuda graph addresses", r"Registering (?P<addresses>\d+) cuda graph addresses",
            "info", ("(Worker_TP0_EP0 pid=2709390) INFO 09-29 09:52:21 [custom_all_reduce.py:203] Registering 12784 "
                     "cuda graph addresses",), types={"addresses": I}),
@@ -572,7 +584,23 @@ KINDS = (
     STACK_DUMP,
     FATAL_ERROR,
     replace(TRACEBACK, orphan=r'^\s*File "', samples=(
-        "(EngineCore pid=104) Traceback (most recent call last):",
+        # A log cut mid-traceback (fixtures/real/vllm/36_*.log): no final error line, so no fields.
+        Sample("\n".join((
+            '(EngineCore pid=104) Traceback (most recent call last):',
+            '(EngineCore pid=104)   File "/usr/lib/python3.12/multiprocessing/process.py", line 314, in _bootstrap',
+            '(EngineCore pid=104)     self.run()',
+            '(EngineCore pid=104)   File "/usr/lib/python3.12/multiprocessing/process.py", line 108, in run',
+            '(EngineCore pid=104)     self._target(*self._args, **self._kwargs)',
+            '(EngineCore pid=104)   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", '
+            'line 1140, in run_engine_core',
+            '(EngineCore pid=104)     raise e',
+            '(EngineCore pid=104)   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", '
+            'line 1129, in run_engine_core',
+            '(EngineCore pid=104)     engine_core.run_busy_loop()',
+            '(EngineCore pid=104)   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", '
+            'line 1170, in run_busy_loop',
+            '(EngineCore pid=104)     self._process_engine_step()',
+        ))),
         '(RayWorkerWrapper pid=67451, ip=10.0.0.1) ERROR 06-25 15:28:30 worker_base.py:148]   File "/x/worker.py", '
         "line 162, in determine_num_available_blocks",
     )),

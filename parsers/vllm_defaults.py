@@ -1,4 +1,4 @@
-"""vLLM's default `max_num_seqs` per release (shared/formats/vllm.md, section 3.2).
+"""vLLM's default `max_num_seqs` per release (docs/formats-sources.md#default-max_num_seqs-per-release).
 
 A user-set `max_num_seqs` is logged only in `non-default args` (0.9+) or the full
 `args: Namespace(...)` dump (0.4-0.8.5); when neither is in the log, the concurrency cap

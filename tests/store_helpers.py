@@ -12,7 +12,8 @@ import parsers
 from loganalyze.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = [s for kind in parsers.FORMATS["sglang"].kinds for s in kind.samples]
+# One-line samples: a log of `lines` lines (a multi-line sample, a traceback, would add more).
+SAMPLES = [s for kind in parsers.FORMATS["sglang"].kinds for s in kind.samples if "\n" not in s]
 
 
 def sglang_log(path: Path, lines: int, seed: int = 0) -> Path:

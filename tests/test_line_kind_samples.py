@@ -2,7 +2,9 @@
 
 A kind's samples are fed together as one small log: a multi-line sample (a banner, a
 traceback) then stays one event, and independent lines stay separate rows. Every line
-must be claimed, and every row produced must carry the kind's name.
+must be claimed, and every row produced must carry the kind's name. Every built-in format
+also passes `loganalyze formats --check` (parsers.userformat.check): fields that fit their
+types, and the values its `Sample`s expect.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ import pytest
 import parsers
 from loganalyze.wrappers import unwrap
 from parsers.engine import Context, parse
-from parsers.spec import LogFormat
+from parsers.spec import LogFormat, expected
+from parsers.userformat import check
 
+LINE_FORMATS = [pytest.param(fmt, id=fmt.name) for fmt in parsers.FORMATS.values() if isinstance(fmt, LogFormat)]
 KINDS = [
     pytest.param(fmt, kind, id=f"{fmt.name}-{kind.name}")
     for fmt in parsers.FORMATS.values() if isinstance(fmt, LogFormat)
@@ -37,3 +41,11 @@ def test_kind_samples_are_claimed_by_the_kind(fmt, kind):
     assert sum(got.lines.values()) == len(kind.samples)
     kinds = {k for table in got.tables.values() for k in table["kind"].unique().to_list()}
     assert kinds == {kind.name}
+
+
+@pytest.mark.parametrize("fmt", LINE_FORMATS)
+def test_every_builtin_format_passes_its_own_check(fmt):
+    results = check(fmt)
+    assert [(r.kind, r.problem, r.sample[:80]) for r in results if r.problem] == []
+    asserted = [r for r in results if expected(r.sample)]
+    assert len(asserted) >= 3, f"{fmt.name}: give a few samples (stats lines first) the values they must parse to"

@@ -1,5 +1,5 @@
 """NCCL, nccl-tests and PyTorch watchdog samples from public issues: real values parsed, the
-diagnosis shared/samples/nccl/SOURCES.md gives, NCCL lines claimed inside a server log, fuzz."""
+diagnosis fixtures/real/nccl/SOURCES.md gives, NCCL lines claimed inside a server log, fuzz."""
 
 from __future__ import annotations
 

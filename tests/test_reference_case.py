@@ -1,4 +1,4 @@
-"""The bar: from the reference case's logs, the verdict of shared/reference-case.md."""
+"""The bar: from the reference case's logs, the verdict the case calls for (docs/formats-sources.md#the-reference-case)."""
 
 from __future__ import annotations
 

@@ -19,6 +19,7 @@ from conftest import FIXTURES, SAMPLES
 from loganalyze.cli import main
 from loganalyze.errors import LoganalyzeError
 from parsers import sglang, userformat
+from parsers.spec import LogFormat, expected
 from parsers.tables import SCHEMAS
 from parsers.userformat import check, dump, load
 
@@ -48,6 +49,11 @@ def without_handlers(fmt):
     return replace(fmt, kinds=tuple(replace(k, handler=None) for k in fmt.kinds))
 
 
+def expectations(fmt):
+    """The values each sample expects (a Sample compares equal to its bare line)."""
+    return [expected(s) for k in fmt.kinds for s in k.samples]
+
+
 def generator():
     spec = importlib.util.spec_from_file_location("generate", FORMATS / "generate.py")
     module = importlib.util.module_from_spec(spec)
@@ -66,6 +72,7 @@ def test_sglang_toml_is_current():
 def test_sglang_as_data_is_the_same_declaration():
     data = load(SGLANG_TOML).format
     assert without_handlers(data) == without_handlers(sglang.FORMAT)
+    assert expectations(data) == expectations(sglang.FORMAT) and any(expectations(data))
     assert [k.name for k in data.kinds if k.handler] == ["server_args", "scheduler_limits", "spec_reset"]
 
 
@@ -90,13 +97,52 @@ def test_sglang_as_data_ingests_every_sample_identically(tmp_path):
         assert_frame_equal(a.table(table).sort("source", "line_no").collect(),
                            b.table(table).sort("source", "line_no").collect())
     caps = b.table("config").filter(pl.col("key") == "max_running_requests").collect()["value"].to_list()
-    assert "48" in caps  # sample 24: the config_value handler
+    assert "48" in caps  # spec_reset's line: the config_value handler
 
 
 def test_dump_and_load_round_trip_json(tmp_path):
     as_json = tmp_path / "sglang.json"
     as_json.write_text(json.dumps(tomllib.loads(dump(sglang.FORMAT, generator().SGLANG_HANDLERS))))
     assert without_handlers(load(as_json).format) == without_handlers(sglang.FORMAT)
+    assert expectations(load(as_json).format) == expectations(sglang.FORMAT)
+
+
+LINE_FORMATS = [name for name, fmt in parsers.FORMATS.items() if isinstance(fmt, LogFormat)]
+
+
+@pytest.mark.parametrize("name", LINE_FORMATS)
+def test_a_dumped_builtin_loads_back_and_parses_its_samples_to_the_same_values(tmp_path, name):
+    dumped = CliRunner().invoke(main, ["formats", "--dump", name])
+    assert dumped.exit_code == 0, dumped.output
+    builtin = parsers.FORMATS[name]
+    code = [k.name for k in builtin.kinds if userformat.needs_code(k, userformat.DATA_HANDLERS.get(name, {}).get(k.name))]
+    header = dumped.output.split("\n\n")[0].splitlines()
+    listed = " ".join(line[4:] for line in header if line.startswith("#   ")).split(", ")
+    assert listed == (code or [""]), "the header names every kind that needs a handler"
+    if len(code) == len(builtin.kinds):  # bench, nccl: every kind computes columns in Python
+        assert f"{len(code)} of its {len(code)} kinds need Python handlers" in dumped.output
+        return
+    path = tmp_path / f"{name}.toml"
+    path.write_text(dumped.output)
+    checked = CliRunner().invoke(main, ["--formats", str(path), "formats", "--check", str(path), "--format", "json"])
+    assert checked.exit_code == 0, checked.output
+    want = [c.to_dict() for c in check(builtin) if c.kind not in code]
+    assert json.loads(checked.output)["samples"] == want and want
+    data = {k.name: k for k in load(path).format.kinds}
+    assert [expected(s) for k in builtin.kinds if k.name in data for s in k.samples] == \
+        [expected(s) for k in data.values() for s in k.samples]
+
+
+def test_dump_names_what_has_no_data_form():
+    for name, why in (("bench-json", "reads the whole file with Python code"), ("nope", "is not a known format")):
+        result = CliRunner().invoke(main, ["formats", "--dump", name])
+        assert result.exit_code == 2 and why in result.stderr
+
+
+def test_check_takes_a_builtin_format_by_name():
+    result = CliRunner().invoke(main, ["formats", "--check", "nccl-tests"])
+    assert result.exit_code == 0 and result.output.startswith("built-in: format nccl-tests: 17 sample(s), 17 ok")
+    assert "ok   avg_busbw: avg_busbw=6.6972" in result.output
 
 
 def test_dump_refuses_a_handler_it_cannot_name():
@@ -200,6 +246,18 @@ def test_check_reports_each_kind_of_failure(tmp_path):
     assert results[0].fields == {"n": 7}
 
 
+def test_check_asserts_the_values_a_sample_expects(tmp_path):
+    samples = ('samples = [{ line = "tiny count=7", expect = { n = 7 } }, { line = "tiny count=8", expect = { n = 9 } }, '
+               '{ line = "tiny count=9", expect = {} }, { line = "tiny count=x", expect = { n = 1 } }]')
+    fmt = load(write(tmp_path, GOOD.replace('samples = ["tiny count=7"]', samples))).format
+    assert expectations(fmt) == [{"n": 7}, {"n": 9}, {}, {"n": 1}]
+    assert [c.problem for c in check(fmt)] == [
+        None, "field n: expected 9, got 8", "field n: got 9, which the sample does not expect",
+        "field n: expected 1, got null"]
+    again = load(write(tmp_path, dump(fmt), "again.toml")).format
+    assert without_handlers(again) == without_handlers(fmt) and expectations(again) == expectations(fmt)
+
+
 def test_check_command_exit_codes(tmp_path):
     ok = CliRunner().invoke(main, ["formats", "--check", str(write(tmp_path, GOOD))])
     assert ok.exit_code == 0 and "1 sample(s), 1 ok, 0 failed" in ok.output and "ok   count: n=7" in ok.output
@@ -228,6 +286,9 @@ def test_check_command_exit_codes(tmp_path):
      "prefix: needs a (?P<msg>...) group"),
     (('name = "tiny"', 'name = "Tiny Format"'), "name: a format name is 1-64 of a-z 0-9 _ . -"),
     (('samples = ["tiny count=7"]', 'samples = "tiny count=7"'), "kinds.count.samples: expected a list, got a string"),
+    (('samples = ["tiny count=7"]', 'samples = [7]'), "kinds.count.samples[0]: expected a line, or { line = ..., "),
+    (('samples = ["tiny count=7"]', 'samples = [{ line = "tiny count=7", expected = {} }]'),
+     "kinds.count.samples[0].expected: unknown field (known: line, expect)"),
     (('types = { n = "int" }', 'keys = "nope"'), "kinds.count.keys: no keyset 'nope' (keysets: none)"),
     (('samples = ["tiny count=7"]', 'samples = ["tiny count=7"]\n[tables.stats]\nx = "int"'),
      "tables.stats: stats is a built-in table"),

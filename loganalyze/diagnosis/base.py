@@ -13,8 +13,11 @@ from typing import Any
 
 import polars as pl
 
+from loganalyze.kinds import kind_in, kinds
 from loganalyze.metrics.base import Family, line_text
 from loganalyze.run import Run
+
+SHUTDOWN, UVICORN = kinds("shutdown"), kinds("uvicorn")
 
 SEVERITIES = ("critical", "warning", "info")
 CLIENT_FORMATS = ("bench", "bench-json")
@@ -94,8 +97,8 @@ class Context:
     def after_shutdown(self, rows: pl.DataFrame) -> pl.Series:
         """Which of `rows` (with source and line_no) come after a shutdown began in their source
         (a `[shutdown]` line, uvicorn's 'Shutting down'): consequences of it, not faults."""
-        began = self.events(pl.col("kind").is_in(["shutdown"]) | (
-            (pl.col("kind") == "uvicorn") & pl.col("message").str.contains("Shutting down|shutdown"))) \
+        began = self.events(kind_in(SHUTDOWN) | (
+            kind_in(UVICORN) & pl.col("message").str.contains("Shutting down|shutdown"))) \
             .group_by("source").agg(began=pl.col("line_no").min())
         if began.height == 0 or rows.height == 0:
             return pl.Series([False] * rows.height, dtype=pl.Boolean)

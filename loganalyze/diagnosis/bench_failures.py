@@ -27,6 +27,9 @@ import polars as pl
 
 from loganalyze.diagnosis.base import Context, Finding
 from loganalyze.diagnosis.bench_evidence import bench_evidence
+from loganalyze.kinds import kind_in, kinds
+
+TRACEBACKS = kinds("traceback", "exception")
 
 FAILED_WARNING = 0.01
 FAILED_CRITICAL = 0.10
@@ -89,7 +92,7 @@ def _client_errors(ctx: Context, most: int = 3) -> list[tuple[str, int]]:
     clients = ctx.client_sources()
     if not clients:
         return []
-    rows = ctx.events(pl.col("source").is_in(clients) & pl.col("kind").is_in(["traceback", "exception"]))
+    rows = ctx.events(pl.col("source").is_in(clients) & kind_in(TRACEBACKS))
     last = rows.select(error=pl.col("message").str.extract(r"(?m)^([\w.]*(?:Error|Exception): [^\n]{0,120})$", 1))
     counted = last.drop_nulls().group_by("error").len().sort("len", descending=True, maintain_order=True).head(most)
     return list(zip(counted["error"].to_list(), counted["len"].to_list()))

@@ -2,7 +2,7 @@
 
 Running flat with an empty queue is the client's own limit (client-limited, info).
 In speculative mode SGLang lowers max_running_requests to 48 unless the flag is given
-(shared/formats/sglang.md section 5): the finding names that reset when it caused the cap.
+(docs/formats-sources.md#the-speculative-reset-of-max_running_requests): the finding names that reset when it caused the cap.
 """
 
 from __future__ import annotations

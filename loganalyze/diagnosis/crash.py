@@ -16,8 +16,9 @@ import polars as pl
 from loganalyze.diagnosis.base import Context, Finding
 from loganalyze.diagnosis.nccl_error import TEXT as NCCL_TEXT
 from loganalyze.diagnosis.oom import NO_KV_BLOCKS, OOM_TEXT
+from loganalyze.kinds import kind_in, kinds
 
-KINDS = ("traceback", "exception", "process_crash", "engine_dead", "engine_exited", "fatal_error")
+KINDS = kinds("traceback", "exception", "process_crash", "engine_dead", "engine_exited", "fatal_error")
 BEFORE = 5  # lines before a traceback where the line that caused it may stand
 
 
@@ -30,7 +31,7 @@ def _explained(ctx: Context, rows: pl.DataFrame, reason: pl.Expr) -> pl.Series:
     """Tracebacks that another finding explains: an out-of-memory or NCCL event on a line of
     the traceback, the line after it (the final error line a kind took from it), or just
     before it (`# GPU blocks: 0`, then the traceback it causes)."""
-    causes = ctx.events((reason | NO_KV_BLOCKS) & ~pl.col("kind").is_in(list(KINDS))).select("source", "line_no")
+    causes = ctx.events((reason | NO_KV_BLOCKS) & ~kind_in(KINDS)).select("source", "line_no")
     if causes.height == 0:
         return pl.Series([False] * rows.height, dtype=pl.Boolean)
     spans = rows.with_row_index("_i").select("_i", "source", start=pl.col("line_no") - BEFORE,
@@ -41,7 +42,7 @@ def _explained(ctx: Context, rows: pl.DataFrame, reason: pl.Expr) -> pl.Series:
 
 def check(ctx: Context) -> list[Finding]:
     reason = pl.col("message").str.contains(f"{OOM_TEXT}|{NCCL_TEXT}")
-    rows = ctx.events(pl.col("kind").is_in(list(KINDS)) & ~reason & ~pl.col("source").is_in(ctx.client_sources()))
+    rows = ctx.events(kind_in(KINDS) & ~reason & ~pl.col("source").is_in(ctx.client_sources()))
     rows = rows.filter(~_explained(ctx, rows, reason)) if rows.height else rows
     late = ctx.after_shutdown(rows)
     if rows.height and late.all():

@@ -2,11 +2,12 @@
 pass that never returned (SGLang's own watchdog).
 
 The finding names the collective, its size, how long it ran, how far each rank got, and
-what the server was doing just before (the last stats line). Rules from shared/formats/
-nccl.md 5.1: a timeout in one of the first collectives is a start-up hang (a peer never
-joined, broken P2P: ACS/IOMMU); the same SeqNum on every rank that reported means all
-are blocked in one collective (a rank outside the set died or desynced); the rank with
-the lowest `last completed` is the straggler. Sources in docs/findings-nccl.md.
+what the server was doing just before (the last stats line). The rules
+(docs/formats-sources.md#pytorch-watchdog-timeouts): a timeout in one of the first
+collectives is a start-up hang (a peer never joined, broken P2P: ACS/IOMMU); the same
+SeqNum on every rank that reported means all are blocked in one collective (a rank
+outside the set died or desynced); the rank with the lowest `last completed` is the
+straggler. Sources in docs/findings-nccl.md.
 
 A stack dump (faulthandler, py-spy: stacks.py) names where the stuck process waits, with
 a watchdog line or on its own: a dump is printed because a process is stuck.
@@ -18,8 +19,10 @@ import polars as pl
 
 from loganalyze.diagnosis import stacks
 from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.kinds import kind_in
+from loganalyze.metrics.nccl import SGLANG_TIMEOUT
 
-STARTUP_SEQ = 5  # SeqNum <= 5: init-time collective (nccl.md 5.1)
+STARTUP_SEQ = 5  # SeqNum <= 5: init-time collective (docs/formats-sources.md#pytorch-watchdog-timeouts)
 BYTES_PER_ELEMENT = 2  # bf16/fp16 activations: an assumption, stated in the verdict
 
 RECOMMEND_STARTUP = (
@@ -98,7 +101,7 @@ def context_text(hangs: pl.DataFrame) -> str:
 
 
 def sglang_verdict(hangs: pl.DataFrame, stuck: stacks.Stuck | None) -> str:
-    sg = hangs.filter(pl.col("kind") == "watchdog_timeout")
+    sg = hangs.filter(kind_in(SGLANG_TIMEOUT))
     if sg.height == 0:
         return ""
     timeout = sg["fields"].str.json_decode().struct.field("timeout_s").drop_nulls()

@@ -13,12 +13,13 @@ from __future__ import annotations
 import polars as pl
 
 from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.kinds import kind_in, kinds
 
 NEAR_FULL_SHARE = 0.3
 FULL = 0.9
 WAITING_FULL = 2  # intervals with requests waiting on a full cache ...
 WAITING_FULL_SHARE = 0.1  # ... or this share of them
-EVICTION_KINDS = ("retraction", "preemption", "kv_cache_full")
+EVICTION_KINDS = kinds("retraction", "preemption")  # SGLang's "KV cache pool is full. Retract requests." is a retraction
 COUNTERS = r"^(?:vllm:num_preemptions(?:_total)?|sglang:num_retracted_reqs(?:_total)?)$"
 
 
@@ -34,7 +35,7 @@ def scraped_evictions(ctx: Context) -> int:
 
 def check(ctx: Context) -> list[Finding]:
     c = ctx.metrics.get("concurrency")
-    evictions = ctx.events(pl.col("kind").is_in(list(EVICTION_KINDS)))
+    evictions = ctx.events(kind_in(EVICTION_KINDS))
     scraped = scraped_evictions(ctx)
     near = (c.summary["near_full_fraction"] or 0) if c else 0
     timeline = c.frames["timeline"] if c else None

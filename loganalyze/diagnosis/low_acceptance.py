@@ -1,6 +1,6 @@
 """low-acceptance: speculative accept length far below what the settings allow.
 
-Thresholds (docs/findings.md cites shared/knowledge/speculative-decoding.md):
+Thresholds (sources in docs/findings.md):
 matched drafters with a 3-step chain reach accept length 2.45-3.05, i.e. a normalised
 acceptance (len - 1) / (max - 1) of at least ~0.48; below 0.4 the drafter is weak or
 mismatched; at or below 1.3 with 3+ steps it is broken (wrong checkpoint, vocabulary,

@@ -1,9 +1,9 @@
 """nccl-bandwidth: what nccl-tests measured against what the topology should give.
 
-Large-message busbw is compared with the public reference for the GPU class (shared/
-formats/nccl.md 4.4; sources in docs/findings-nccl.md); a busbw that falls off above
-some size is flagged too. The `# Avg bus bandwidth` line is never used: it averages in
-the latency-bound sizes. A healthy measurement gets an info finding that says so, with
+Large-message busbw is compared with the public reference for the GPU class
+(docs/formats-sources.md#reference-bandwidths; sources in docs/findings-nccl.md); a busbw
+that falls off above some size is flagged too. The `# Avg bus bandwidth` line is never
+used: it averages in the latency-bound sizes. A healthy measurement gets an info finding that says so, with
 the reference it matches, because "is this number bad?" is the question people ask.
 """
 

@@ -12,9 +12,11 @@ import polars as pl
 import regex
 
 from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.kinds import kind_in, kinds
 from parsers.nccl import FAILURES
 
-KINDS = ("nccl_error",)
+KINDS = kinds("nccl_error")
+WARN = kinds("nccl_warn")
 TEXT = r"NCCL error|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|unhandled (?:cuda|system) error"
 # What the failing lines say, first match wins: (pattern, cause, fix).
 CAUSES = (
@@ -44,8 +46,8 @@ UNKNOWN = ("at run time (the lines do not say where)",
 
 def _failures(ctx: Context) -> pl.DataFrame:
     category = pl.col("fields").str.json_path_match("$.category")
-    warns = ctx.events((pl.col("kind") == "nccl_warn") & category.is_in(list(FAILURES)).fill_null(False))
-    errors = ctx.events(pl.col("kind").is_in(list(KINDS)) | pl.col("message").str.contains(TEXT))
+    warns = ctx.events(kind_in(WARN) & category.is_in(list(FAILURES)).fill_null(False))
+    errors = ctx.events(kind_in(KINDS) | pl.col("message").str.contains(TEXT))
     return pl.concat([errors, warns], how="diagonal_relaxed").unique(["source", "line_no"], maintain_order=True)
 
 

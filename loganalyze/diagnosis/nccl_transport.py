@@ -2,8 +2,8 @@
 P2P turned off by the environment, a topology that rules P2P out, or too few channels.
 
 Every TP decode step pays two allreduces per layer, so the transport NCCL picked at init
-bounds every step (shared/formats/nccl.md 1.7, 1.10). Reference busbw and thresholds are
-cited in docs/findings-nccl.md.
+bounds every step (docs/formats-sources.md, "Transport lines" and "What the init log says
+about performance"). Reference busbw and thresholds are cited in docs/findings-nccl.md.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import polars as pl
 
 from loganalyze.diagnosis.base import SEVERITIES, Context, Finding
 
-# Large-message 8-GPU ring busbw, GB/s (nccl.md 4.4 and 1.10): PCIe P2P 20-35 ("normal PCIe",
+# Large-message 8-GPU ring busbw, GB/s (docs/formats-sources.md#reference-bandwidths): PCIe P2P 20-35 ("normal PCIe",
 # NVIDIA/nccl#1639: 28), SHM bounded by host memory "a few GB/s to ~20", NET/Socket "a few".
 REF_P2P_PCIE = (20.0, 35.0)
 REF_SHM = (3.0, 20.0)
@@ -25,7 +25,7 @@ REF_IB_NIC = (25.0, 50.0)
 # Share of a TP decode step spent in allreduce on PCIe boxes: an assumption used only to
 # turn a collective slowdown into a throughput estimate (docs/findings-nccl.md).
 COMM_SHARE = 0.3
-FEW_CHANNELS = 2  # nccl.md 1.10: 1-2 coll channels = low ring parallelism
+FEW_CHANNELS = 2  # 1-2 coll channels = low ring parallelism (docs/formats-sources.md)
 MANY_RANKS = 8  # beyond one 8-GPU box, or NVLink: few channels then limit bandwidth
 P2P_OFF_LEVELS = ("LOC", "0")
 

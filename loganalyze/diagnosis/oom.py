@@ -11,19 +11,21 @@ from __future__ import annotations
 import polars as pl
 
 from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.kinds import kind_in, kinds
 
-KINDS = ("oom", "kv_cache_insufficient", "alloc_failure")
-STARTUP = ("kv_cache_insufficient", "gpu_blocks")
+KINDS = kinds("oom", "kv_cache_insufficient")
+STARTUP = kinds("kv_cache_insufficient", "gpu_blocks")
+TRACEBACKS = kinds("traceback", "exception")
 KV_TEXT = r"No available memory for the cache blocks|larger than the available KV cache memory|can be stored in KV cache"
 OOM_TEXT = rf"OutOfMemoryError|out of memory|Not enough memory|{KV_TEXT}"
 # `# GPU blocks: 0`: the profile left nothing for the KV cache (vllm/61).
-NO_KV_BLOCKS = ((pl.col("kind") == "gpu_blocks") & (pl.col("fields").str.json_path_match("$.gpu_blocks") == "0")
+NO_KV_BLOCKS = (kind_in(kinds("gpu_blocks")) & (pl.col("fields").str.json_path_match("$.gpu_blocks") == "0")
                 ).fill_null(False)
 
 
 def _rows(ctx: Context) -> pl.DataFrame:
-    in_traceback = pl.col("kind").is_in(["traceback", "exception"]) & pl.col("message").str.contains(OOM_TEXT)
-    rows = ctx.events(pl.col("kind").is_in(list(KINDS)) | in_traceback | NO_KV_BLOCKS)
+    in_traceback = kind_in(TRACEBACKS) & pl.col("message").str.contains(OOM_TEXT)
+    rows = ctx.events(kind_in(KINDS) | in_traceback | NO_KV_BLOCKS)
     return rows.filter(~ctx.after_shutdown(rows))
 
 

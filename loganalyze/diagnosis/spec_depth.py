@@ -2,7 +2,7 @@
 
 Each draft position costs a draft pass and a verified token whether or not it is kept,
 and adds on average its acceptance rate in tokens. Per-position acceptance is the
-k-tuning signal (shared/knowledge/speculative-decoding.md section 2): positions accepted
+k-tuning signal (docs/formats-sources.md#speculative-decoding): positions accepted
 under 20 % of the time add under 0.2 token per step and are not worth their cost.
 """
 

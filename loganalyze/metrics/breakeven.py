@@ -3,8 +3,7 @@
 A speculative step yields tau tokens per request (the accept length) and costs T_spec(b);
 a plain step yields 1 token and costs T_base(b). Speculation wins when
 tau > tau*(b) = T_spec(b) / T_base(b), and its speedup is tau * T_base(b) / T_spec(b)
-(Leviathan et al. 2023, batch-aware form; see shared/knowledge/speculative-decoding.md
-section 4). With a baseline run, T_base comes from its measured step times (fitted line
+(Leviathan et al. 2023, batch-aware form; see docs/formats-sources.md#speculative-decoding). With a baseline run, T_base comes from its measured step times (fitted line
 between batch sizes). Without one, the low-batch cost model tau* = 1 + k * c is used,
 with c = 0.1, the upper end for EAGLE-style heads, labelled as a model.
 """

@@ -6,7 +6,7 @@ PyTorch and SGLang watchdog events. Per-communicator facts come from init lines:
 lines carry no comm pointer, so each is tied to the nearest `Init START` before it (2.18+)
 or `Init COMPLETE` after it (older releases print no START) of the same host, pid and
 cudaDev. The communicator key is `commId` (shared by all ranks), else the source and nranks.
-See shared/formats/nccl.md for every line form.
+The line forms are described in docs/formats-sources.md#nccl-debug-output.
 """
 
 from __future__ import annotations
@@ -15,18 +15,23 @@ import polars as pl
 
 import parsers.nccl  # noqa: F401  (registers the nccl tables)
 import parsers.nccl_tests  # noqa: F401
+from loganalyze.kinds import kind_in, kind_prefix, kinds
 from loganalyze.metrics.base import Family, round_or_none
 from loganalyze.run import Run
 
 KB, MB = 1024, 1024 * 1024
-DECODE_BYTES = (8 * KB, 1 * MB)  # TP decode allreduce: hidden x tokens x 2 B (nccl.md 4.4)
+DECODE_BYTES = (8 * KB, 1 * MB)  # TP decode allreduce: hidden x tokens x 2 B (docs/formats-sources.md#reference-bandwidths)
 LARGE_BYTES = 64 * MB  # bandwidth-bound sizes; compare these with link peaks, never the Avg line
 COLLAPSE = 0.7  # busbw below 70 % of the peak at a smaller size, from there on: a collapse
 BF16 = 2
 TYPE_BYTES = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "half": 2, "float": 4,
               "double": 8, "bfloat16": 2, "f8e4m3": 1, "f8e5m2": 1}
 P2P = ("P2P/direct pointer", "P2P/CUMEM", "P2P/IPC", "P2P/indirect", "P2P")
-TIMEOUT_KINDS = ("pg_watchdog_timeout",)
+TIMEOUT_KINDS = kinds("pg_watchdog_timeout")
+SGLANG_TIMEOUT = kinds("watchdog_timeout")
+PYTORCH = kind_prefix("pg_")
+WARN, TRAIL = kinds("nccl_warn"), kinds("nccl_error_trail")
+ERRORS, ABORT, PROGRESS = kinds("pg_nccl_error", "nccl_error_trail"), kinds("pg_abort"), kinds("pg_watchdog_progress")
 
 
 def nccl(run: Run) -> Family | None:
@@ -34,8 +39,7 @@ def nccl(run: Run) -> Family | None:
     t = {name: run.table(name).collect() for name in ("nccl_comms", "nccl_links", "nccl_topo", "nccl_colls",
                                                       "nccl_perf")}
     events = run.table("events").filter(
-        pl.col("kind").str.starts_with("pg_") | pl.col("kind").is_in(["nccl_warn", "nccl_error_trail",
-                                                                        "watchdog_timeout"])
+        pl.col("kind").str.starts_with(PYTORCH) | kind_in(WARN + TRAIL + SGLANG_TIMEOUT)
         | pl.col("message").str.contains("NCCL error")).collect()
     if all(df.height == 0 for df in t.values()) and events.height == 0:
         return None
@@ -53,15 +57,15 @@ def nccl(run: Run) -> Family | None:
         "coll_sizes": coll_sizes(colls), "coll_progress": coll_progress(colls),
         "coll_behind": ranks_behind(coll_progress(colls)), "timeouts": timeouts,
         "progress": progress, "hangs": hangs, "topo": t["nccl_topo"], "lone_processes": lone_processes(t["nccl_perf"]),
-        "warns": events.filter(pl.col("kind") == "nccl_warn"),
-        "errors": events.filter(pl.col("kind").is_in(["pg_nccl_error", "nccl_error_trail"])
+        "warns": events.filter(kind_in(WARN)),
+        "errors": events.filter(kind_in(ERRORS)
                                 | pl.col("message").str.contains("NCCL error")),
     }
     summary = {
         **version_summary(t["nccl_comms"]), **transport_summary(links, per_comm, env),
         **topo_summary(t["nccl_topo"]), **perf_summary(perf), **coll_summary(colls),
         **timeout_summary(timeouts, progress, hangs),
-        "process_abort": events.filter((pl.col("kind") == "pg_abort") | pl.col("message").str.contains(
+        "process_abort": events.filter(kind_in(ABORT) | pl.col("message").str.contains(
             "taking the entire process down")).height > 0,
     }
     return Family("nccl", summary, frames, notes=_notes(perf, links))
@@ -262,7 +266,7 @@ def topo_summary(topo: pl.DataFrame) -> dict:
 # ---------------------------------------------------------------------------- nccl-tests
 
 def _infer_test() -> pl.Expr:
-    """Which collective a row with no test name measured (nccl-tests size/count rules, nccl.md 4.2)."""
+    """Which collective a row with no test name measured (nccl-tests size/count rules, docs/formats-sources.md#nccl-tests-output)."""
     elem = pl.col("type").replace_strict(TYPE_BYTES, default=None, return_dtype=pl.Int64)
     return (pl.when(pl.col("redop") == "none").then(pl.lit("all_gather_perf"))
             .when(pl.col("root") >= 0).then(pl.lit("reduce_perf"))
@@ -440,10 +444,10 @@ def watchdog(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """PyTorch watchdog timeouts, one per (source, rank, SeqNum, OpType) (the
     `terminated with exception` line repeats the first), and the progress lines."""
     keep = ["source", "line_no", "raw", "rank", "ts"]
-    wd = events.filter(pl.col("kind").is_in(TIMEOUT_KINDS))
+    wd = events.filter(kind_in(TIMEOUT_KINDS))
     timeouts = wd.select(*keep, f=pl.col("fields").str.json_decode(WATCHDOG_FIELDS)).unnest("f").sort("line_no") \
         .unique(["source", "rank", "seq_num", "op_type"], keep="first", maintain_order=True)
-    prog = events.filter(pl.col("kind") == "pg_watchdog_progress")
+    prog = events.filter(kind_in(PROGRESS))
     progress = prog.select(*keep, f=pl.col("fields").str.json_decode(PROGRESS_FIELDS)).unnest("f").sort("line_no")
     return timeouts.with_columns(numel_bytes_bf16=pl.col("numel_in") * BF16), progress
 
@@ -451,7 +455,7 @@ def watchdog(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
 def hang_context(events: pl.DataFrame, stats: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """Each timeout (PyTorch or SGLang watchdog) with the last stats line before it in its file:
     what the server was doing when it stopped."""
-    hangs = events.filter(pl.col("kind").is_in([*TIMEOUT_KINDS, "watchdog_timeout"])).select(
+    hangs = events.filter(kind_in(TIMEOUT_KINDS + SGLANG_TIMEOUT)).select(
         "source", "line_no", "raw", "kind", "rank", "fields").sort("line_no")
     if hangs.height and isinstance(stats, pl.LazyFrame):
         stats = stats.collect()
@@ -465,7 +469,7 @@ def hang_context(events: pl.DataFrame, stats: pl.DataFrame | pl.LazyFrame) -> pl
 
 def timeout_summary(timeouts: pl.DataFrame, progress: pl.DataFrame, hangs: pl.DataFrame) -> dict:
     out: dict = {"watchdog_timeouts": timeouts.height,
-                 "sglang_watchdog_timeouts": hangs.filter(pl.col("kind") == "watchdog_timeout").height}
+                 "sglang_watchdog_timeouts": hangs.filter(kind_in(SGLANG_TIMEOUT)).height}
     if timeouts.height:
         first = timeouts.row(0, named=True)
         out.update({

@@ -10,24 +10,27 @@ from __future__ import annotations
 
 import polars as pl
 
+from loganalyze.kinds import kind_in, kinds
 from loganalyze.metrics.base import Family, round_or_none
 from loganalyze.run import Run
 
 PHASES = {
-    "load": ("load_weight_begin", "load_weight_end", "shard_progress", "weights_loaded", "weights_read", "model_loading"),
-    "engine init": ("engine_init",),  # vLLM V1: profile, KV cache, warm-up (`init engine ... took 9.61 s`)
-    "compile": ("torch_compile", "compile_done", "dynamo_compile"),
-    "graph capture": ("graph_capture_begin", "graph_capture_end", "graph_capture_bs", "graph_capture_done"),
-    "kv cache": ("kv_cache_allocated", "memory_pool_end", "gpu_blocks", "kv_cache_size"),
+    "load": kinds("load_weight_begin", "load_weight_end", "shard_progress", "weights_loaded", "weights_read"),
+    "engine init": kinds("engine_init"),  # vLLM V1: profile, KV cache, warm-up (`init engine ... took 9.61 s`)
+    "compile": kinds("torch_compile", "dynamo_compile"),
+    "graph capture": kinds("graph_capture_begin", "graph_capture_end", "graph_capture_bs", "graph_capture_done"),
+    "kv cache": kinds("kv_cache_allocated", "memory_pool_end", "gpu_blocks", "kv_cache_size"),
 }
-READY = ("server_ready", "startup_complete", "api_server_ready")
+READY = kinds("server_ready")
+SHARDS = kinds("shard_progress")
+LOADED = kinds("load_weight_end", "weights_loaded", "weights_read")
 FIELD_SECONDS = pl.col("fields").str.extract(r'"(?:elapsed_s|seconds|load_s|time_s)":\s*([\d.]+)', 1).cast(pl.Float64)
 
 
 def phase_of(kind: pl.Expr) -> pl.Expr:
     expr = pl.when(kind.is_in(READY)).then(pl.lit("ready"))
-    for phase, kinds in PHASES.items():
-        expr = expr.when(kind.is_in(list(kinds))).then(pl.lit(phase))
+    for phase, names in PHASES.items():
+        expr = expr.when(kind.is_in(list(names))).then(pl.lit(phase))
     return expr.otherwise(None)
 
 
@@ -45,9 +48,9 @@ def startup(run: Run) -> Family | None:
     )
     ready = events.filter(pl.col("phase") == "ready")
     load = events.filter(pl.col("phase") == "load")
-    shards = load.filter(pl.col("kind") == "shard_progress")["fields"].str.json_decode()
+    shards = load.filter(kind_in(SHARDS))["fields"].str.json_decode()
     progress = shards.struct.field("percent").to_list() if shards.len() else []
-    load_done = load.filter(pl.col("kind").is_in(["load_weight_end", "weights_loaded", "weights_read"])).height > 0
+    load_done = load.filter(kind_in(LOADED)).height > 0
     still_loading = load.height > 0 and not load_done and ready.height == 0
     ready_ts = ready["ts"].min() if ready.height else None
     summary = {
