@@ -42,7 +42,7 @@ BLOCK_ROW = r"^\s*[A-Za-z#][^:]*:(?:\s+\S.*)?\s*$|^-{3,}[^-].*[^-]-{3,}\s*$|^={5
 SUMMARY = (r"^=+ ?Result for .*$|^=+ Summary =+\s*$|^= PERFORMANCE OVERVIEW\s*$"
            r"|^(?:Benchmark Results|Benchmarking summary)\s*:\s*$")
 SUMMARY_ROW = r"^={20,}\s*$|^= [A-Z][A-Z0-9 +/-]*\s*$|^\[\w+\] \w+\s*:\s*\S|^-{10,}\s*$"
-UNBANNERED = r"^(?:Successful requests|Total time|concurrency|Load time):\s*\S|^-{10,}\s*$"
+UNBANNERED = r"^(?:Successful requests|Total time|concurrency|Load time):\s*\S"
 
 TOOLS = (
     r"sglang\.(?:bench_serving|benchmark\.serving|bench_one_batch_server|bench_one_batch|bench_latency|"
@@ -138,7 +138,7 @@ def _typed(wide: pl.DataFrame) -> pl.DataFrame:
 
 def serving_blocks(rows: pl.DataFrame) -> pl.DataFrame:
     """One bench row per `Serving Benchmark Result` block or other client's summary block,
-    its rows read by label; a summary block that names no known quantity is no result."""
+    its rows read by label."""
     # Cut at the footer; a rule right under a banner (`Benchmark Results:` / `=====`) is not one.
     ruled = r"^[^\n]*\n={50}[ \t]*\n"
     text = (pl.when(pl.col("body").str.contains(ruled))
@@ -151,7 +151,6 @@ def serving_blocks(rows: pl.DataFrame) -> pl.DataFrame:
         tool=pl.when(text.str.contains(SGLANG_ROWS)).then(pl.lit("sglang.bench_serving"))
         .when(serving).then(pl.lit("vllm.bench_serve"))
         .when(text.str.contains(r"(?m)^= PERFORMANCE OVERVIEW")).then(pl.lit("trtllm-bench")),
-        serving=serving,
     )
     long = _rows(rows)
     known = long.filter(pl.col("column").is_not_null())
@@ -162,8 +161,7 @@ def serving_blocks(rows: pl.DataFrame) -> pl.DataFrame:
     other = long.filter(pl.col("column").is_null() & pl.col("value").is_not_null()
                         & ~pl.col("norm").str.contains(r"^position \d+$"))
     extra = other.group_by("line_no").agg(extra=pl.struct(key="label", value="value"))
-    out = rows.filter(pl.col("serving") | pl.col("line_no").is_in(known["line_no"].implode())).drop("serving")
-    out = out.join(_typed(wide), on="line_no", how="left")
+    out = rows.join(_typed(wide), on="line_no", how="left")
     return out.join(_positions(long), on="line_no", how="left").join(extra, on="line_no", how="left")
 
 

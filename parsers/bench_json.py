@@ -2,7 +2,8 @@
 JSON of sglang bench_one_batch, `vllm bench latency` and `vllm bench throughput`
 (docs/formats-sources.md#benchmark-clients), and AIPerf's aggregate
 `profile_export_aiperf.json` (AIPerf's inter-token latency is (latency - TTFT) / (tokens - 1),
-the TPOT of the other clients).
+the TPOT of the other clients), and GuideLLM's `benchmarks.json` (0.3+: one result per
+benchmark, docs/benchmark-tables.md).
 
 One JSON object is one result, one `bench` row whose line_no is the object's first line;
 per-request arrays, where the client saved them, become `bench_requests` rows. Keys are
@@ -57,6 +58,7 @@ METRIC = {"e2el": "e2e", "e2e_latency": "e2e"}
 
 # The keys that tell which client wrote an object; the first tool whose mark is present wins.
 TOOLS = (
+    ("guidellm", ("benchmarks",)),
     ("aiperf", ("input_config", "error_summary")),
     ("sglang.bench_one_batch", ("prefill_latency", "last_gen_throughput")),
     ("vllm.bench_latency", ("avg_latency",)),
@@ -65,7 +67,7 @@ TOOLS = (
                               "sharegpt_output_len", "accept_length")),
     ("vllm.bench_serve", ("completed",)),
 )
-MARKS = tuple(f'"{k}"' for _, keys in TOOLS for k in keys) + ('"median_ttft_ms"', '"output_throughput"', '"duration"',
+MARKS = tuple(f'"{k}"' for _, keys in TOOLS for k in keys) + ('"guidellm_version"', '"median_ttft_ms"', '"output_throughput"', '"duration"',
                                                              '"time_to_first_token"', '"request_throughput"')
 ARRAYS = {"input_lens": "input_len", "output_lens": "output_len", "errors": "error"}
 
@@ -127,6 +129,49 @@ def aiperf_row(obj: dict) -> dict:
         row["concurrency"] = achieved["avg"]  # requests in flight on average
     if isinstance(obj.get("end_time"), str):
         row["ts"] = datetime.fromisoformat(obj["end_time"])
+    return row
+
+
+# GuideLLM's distributions (successful requests) -> bench metric, and the unit they are in.
+GUIDELLM_DISTRIBUTIONS = {"time_to_first_token_ms": ("ttft", 1.0), "time_per_output_token_ms": ("tpot", 1.0),
+                          "inter_token_latency_ms": ("itl", 1.0), "request_latency": ("e2e", 1000.0)}
+GUIDELLM_STATS = {"mean": "mean", "median": "median", "std_dev": "std", "max": "max"}
+# Rates over all requests, as GuideLLM's own Server Throughput table prints them.
+GUIDELLM_RATES = {"requests_per_second": "request_throughput", "request_concurrency": "concurrency",
+                  "prompt_tokens_per_second": "input_throughput", "output_tokens_per_second": "output_throughput",
+                  "tokens_per_second": "total_throughput"}
+
+
+def guidellm_rows(obj: dict) -> list[dict]:
+    """One result per benchmark (load level) of a GuideLLM report (0.3+ `benchmarks.json`)."""
+    return [_guidellm_row(b) for b in obj.get("benchmarks") or [] if isinstance(b, dict)]
+
+
+def _guidellm_row(bench: dict) -> dict:
+    metrics = bench.get("metrics") or {}
+    strategy = (bench.get("config") or {}).get("strategy") or {}
+    row: dict = {"tool": "guidellm", "duration_s": _number(bench.get("duration"))}
+    kind = strategy.get("type_")
+    if kind == "synchronous":
+        row["max_concurrency"] = 1
+    elif kind == "concurrent":
+        row["max_concurrency"] = strategy.get("streams") or strategy.get("max_concurrency")
+    elif kind in ("constant", "poisson"):
+        row["request_rate"] = _number(strategy.get("rate"))
+    level = row.get("max_concurrency") or row.get("request_rate")
+    row["label"] = f"{kind}@{level:g}" if kind not in (None, "synchronous", "throughput") and level else kind
+    totals = metrics.get("request_totals") or {}
+    row.update(completed=totals.get("successful"), failed=totals.get("errored"))
+    for key, (metric, scale) in GUIDELLM_DISTRIBUTIONS.items():
+        stats = (metrics.get(key) or {}).get("successful") or {}
+        values = {**{c: stats.get(k) for k, c in GUIDELLM_STATS.items()},
+                  **{p: (stats.get("percentiles") or {}).get(p) for p in ("p90", "p95", "p99")}}
+        row.update({f"{metric}_{c}": v * scale for c, v in values.items() if _number(v) is not None})
+    for key, column in GUIDELLM_RATES.items():
+        row[column] = _number(((metrics.get(key) or {}).get("total") or {}).get("mean"))
+    for key, column in (("prompt_token_count", "input_tokens"), ("output_token_count", "output_tokens")):
+        total = _number(((metrics.get(key) or {}).get("successful") or {}).get("total_sum"))
+        row[column] = int(total) if total is not None else None
     return row
 
 
@@ -280,8 +325,10 @@ def read(frame: pl.DataFrame, ctx: Context) -> Parsed:
         tool = tool_of(obj) if isinstance(obj, dict) else None
         if tool is None:
             continue
-        row = result_row(obj, tool)
-        results.append({**row, "line_no": line_no, "kind": "result_file", "raw": scalars(obj)})
+        rows = guidellm_rows(obj) if tool == "guidellm" else [result_row(obj, tool)]
+        results += [{**row, "line_no": line_no, "kind": "result_file",
+                     "raw": json.dumps({k: v for k, v in row.items() if v is not None}) if tool == "guidellm"
+                     else scalars(obj)} for row in rows]
         per_request = request_rows(obj, tool, line_no)
         if per_request is not None:
             requests.append(per_request)

@@ -7,7 +7,7 @@ paste those tables into tickets:
   units in the row name: `Time To First Token (ms)`), several in a row (AIPerf prints
   "Effective", "Usage" and "LLM Metrics" tables for one run), and their CSV exports
   (`Metric,avg,min,...` then `Metric,Value`).
-- GuideLLM 0.3+: pipe tables (`| Benchmark | Timings ||||| ...`), one row per benchmark
+- GuideLLM 0.3+: pipe tables (its `benchmarks.json` is read by parsers/bench_json.py into the same rows) (`| Benchmark | Timings ||||| ...`), one row per benchmark
   (a load level such as `concurrent@8`), a header of two or three rows where `|||` spans a
   group name over several columns, one table per subject (run summary, latency, throughput).
 

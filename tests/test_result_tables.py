@@ -87,3 +87,14 @@ def test_concurrency_client_tables_never_read_as_a_flood(ingest_one):
     printed. vLLM's and SGLang's clients default to every prompt at once, AIPerf does not."""
     _, run = ingest_one(AIPERF / "artifacts" / "profile_export_console.txt")
     assert "bench-overload" not in {f.id for f in diagnose(run)}
+
+
+def test_guidellm_json_agrees_with_its_console_tables(ingest_one):
+    _, run = ingest_one(GUIDELLM / "benchmarks.json")
+    two, eight = rows(run)  # one row per benchmark, both on the JSON's one line
+    assert (two["label"], two["max_concurrency"], eight["label"], eight["max_concurrency"]) == (
+        "concurrent@2", 2, "concurrent@8", 8)
+    assert (eight["completed"], eight["failed"], eight["duration_s"], eight["output_tokens"]) == (17, 0, 15.0, 13056)
+    assert eight["ttft_median"] == pytest.approx(4319.1, abs=0.05)  # the console's `4319.1`
+    assert eight["e2e_mean"] == pytest.approx(7182.3, abs=0.05) and eight["concurrency"] == pytest.approx(6.84, abs=0.01)
+    assert eight["output_throughput"] == pytest.approx(709.25, abs=0.01)
