@@ -19,9 +19,10 @@ import polars as pl
 
 from loganalyze.diagnosis import stacks
 from loganalyze.diagnosis.base import Context, Finding
-from loganalyze.kinds import kind_in
+from loganalyze.kinds import kind_in, kinds
 from loganalyze.metrics.nccl import SGLANG_TIMEOUT
 
+DUMP_FAILED = kinds("dump_failed")
 STARTUP_SEQ = 5  # SeqNum <= 5: init-time collective (docs/formats-sources.md#pytorch-watchdog-timeouts)
 BYTES_PER_ELEMENT = 2  # bf16/fp16 activations: an assumption, stated in the verdict
 
@@ -165,7 +166,7 @@ def check(ctx: Context) -> list[Finding]:
         verdict=verdict, impact=1.0, impact_text="the server (or job) stops: every request in flight fails",
         recommendation=(RECOMMEND_CODE if stuck and not stuck.in_collective() and not s.get("watchdog_timeouts")
                         else RECOMMEND_STARTUP if startup else RECOMMEND_MIDRUN + RECOMMEND_STARTUP) + RECOMMEND_TOOLS
-                       + (RECOMMEND_PYSPY if not stuck and ctx.events(pl.col("kind") == "dump_failed").height else ""),
+                       + (RECOMMEND_PYSPY if not stuck and ctx.events(kind_in(DUMP_FAILED)).height else ""),
         evidence=ctx.evidence(evidence),
         metrics={k: s.get(k) for k in ("watchdog_timeouts", "sglang_watchdog_timeouts", "timeout_op", "timeout_seq",
                                        "timeout_numel", "timeout_ran_for_ms", "timeout_ms", "timeout_ranks",

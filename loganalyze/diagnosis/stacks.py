@@ -15,6 +15,9 @@ from dataclasses import dataclass
 import polars as pl
 
 from loganalyze.diagnosis.base import Context
+from loganalyze.kinds import kind_in, kinds
+
+DUMP, FATAL = kinds("stack_dump"), kinds("fatal_error")
 
 TOP_FRAMES = 4  # innermost frames named in a verdict
 
@@ -65,13 +68,13 @@ def frames(message: str) -> list[str]:
 def dumps(ctx: Context) -> pl.DataFrame:
     """The run's stack dumps, less those that follow a fatal error (a crash's stack) and a
     benchmark client's."""
-    rows = ctx.events(pl.col("kind").is_in(["stack_dump", "fatal_error"]) | (pl.col("severity") == "critical"))
+    rows = ctx.events(kind_in(DUMP + FATAL) | (pl.col("severity") == "critical"))
     if rows.height == 0:
         return rows
     # The event before each dump that is not a dump: a fatal error there means it is the crash's.
-    marks = rows.with_columns(before=pl.when(pl.col("kind") != "stack_dump").then(pl.col("kind")))
+    marks = rows.with_columns(before=pl.when(~kind_in(DUMP)).then(pl.col("kind")))
     marks = marks.with_columns(before=pl.col("before").shift(1).forward_fill().over("source"))
-    out = marks.filter((pl.col("kind") == "stack_dump") & (pl.col("before").fill_null("") != "fatal_error")
+    out = marks.filter(kind_in(DUMP) & ~pl.col("before").fill_null("").is_in(list(FATAL))
                        & ~pl.col("source").is_in(ctx.client_sources())).drop("before")
     # One dump is a run of thread blocks, one line after the other (a blank line between):
     # the rank its header names (SGLang's `[... TP6] Pyspy dump for PID`) is every block's.
