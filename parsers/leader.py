@@ -66,7 +66,7 @@ START = (rf"^(?:>|# |\*\*|\[|\d\d[-:]\d|\d{{4}}-|\d{{1,3}}-\d\d-|-\d\d-\d\d |1\d
 SUFFIX = r"(?:\s+\([\w./-]+\.py:\d+\)|\*\*)$"
 # An indented `function (file.py:N)` and nothing else is a py-spy stack frame, whose
 # location is the frame's, not a logging suffix.
-PYSPY_FRAME = r"^\s+\S+ \([\w./<>-]+\.py:\d+\)$"
+PYSPY_FRAME = r"^\s+(?:[A-Za-z_][\w.]*|<\w+>) \([\w./<>-]+\.py:\d+\)$"
 
 
 def split(text: pl.Series, comments: bool = True) -> pl.DataFrame:
