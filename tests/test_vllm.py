@@ -710,3 +710,13 @@ def test_70_early_v1_core_stats_line(ingest_one):
     _, run = ingest_one(sample("vllm", "70_"))
     row = run.table("stats").collect().row(0, named=True)
     assert (row["line_no"], row["phase"], row["running"], row["queued"]) == (7, "decode", 306, 628)
+
+
+def test_ngram_configured_that_never_drafts_is_idle_not_slow(ingest_one):
+    """A recorded vLLM 0.32 run: ngram k=4, sampled output, 45 busy stats intervals and not
+    one SpecDecoding line. An info note, never an acceptance or break-even verdict."""
+    _, run = ingest_one(ROOT / "fixtures" / "engines" / "vllm-0.32" / "ngram-no-drafts")
+    found = {f.id: f for f in diagnose(run)}
+    assert found["spec-idle"].severity == "info" and found["spec-idle"].metrics == {
+        "algorithm": "ngram", "busy_intervals": 45}
+    assert not {"low-acceptance", "spec-below-break-even", "spec-k-too-high"} & set(found)

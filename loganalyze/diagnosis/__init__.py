@@ -21,6 +21,7 @@ from loganalyze.diagnosis import (
     slow_startup,
     spec_break_even,
     spec_depth,
+    spec_idle,
     spec_net_negative,
     stall,
 )
@@ -43,6 +44,7 @@ CHECKS = (
     nccl_tests_mpi.check,
     spec_break_even.check,
     spec_net_negative.check,
+    spec_idle.check,
     bench_failures.check,
     slow_startup.check,
     client_limited.check,
