@@ -10,7 +10,8 @@ per-request arrays, where the client saved them, become `bench_requests` rows. K
 mapped by name, so the 0.2-era sglang names (`total_input`, `median_ttft`) and later ones
 land in the same columns. A file is JSON lines when its first line is a whole object
 (sglang appends one per run, vLLM with --append-result); otherwise the whole file is one
-JSON document (an object, or a list of objects).
+JSON document (an object, or a list of objects), or one pasted into a ticket: after a fence
+or a few lines of prose, and maybe cut short (`pasted`).
 """
 
 from __future__ import annotations
@@ -60,6 +61,9 @@ METRIC = {"e2el": "e2e", "e2e_latency": "e2e"}
 TOOLS = (
     ("guidellm", ("benchmarks",)),
     ("aiperf", ("input_config", "error_summary")),
+    # GenAI-Perf's export has AIPerf's shape (`{"time_to_first_token": {"unit": "ms", "avg": ...}}`):
+    # either, pasted without AIPerf's config block, reads the same way.
+    ("genai-perf", ("time_to_first_token", "request_latency")),
     ("sglang.bench_one_batch", ("prefill_latency", "last_gen_throughput")),
     ("vllm.bench_latency", ("avg_latency",)),
     ("vllm.bench_throughput", ("requests_per_second",)),
@@ -177,8 +181,8 @@ def _guidellm_row(bench: dict) -> dict:
 
 def result_row(obj: dict, tool: str) -> dict:
     """The bench columns of one result object; unknown scalar keys go to `extra`."""
-    if tool == "aiperf":
-        return aiperf_row(obj)
+    if tool in ("aiperf", "genai-perf"):
+        return {**aiperf_row(obj), "tool": tool}
     row: dict = {"tool": tool, "extra": []}
     for key, value in obj.items():
         column = KEYS.get(key) or _latency_column(key)
@@ -288,6 +292,44 @@ def request_rows(obj: dict, tool: str, line_no: int) -> pl.DataFrame | None:
     )
 
 
+def pasted(lines: list[str]) -> tuple[int, int, object] | None:
+    """A JSON document pasted into a ticket: (first, last) index of its lines and the value.
+
+    It may follow a fence or a few lines of prose, end at a closing fence, and be cut short
+    (the post, or the stored copy, ended inside it): the longest prefix that closes is kept,
+    its open strings dropped and its brackets closed. None when no prefix parses."""
+    start = next((i for i, line in enumerate(lines[:PROSE + 1]) if line.strip() in ("{", "[")), None)
+    if start is None:
+        return None
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].strip().startswith("```")), len(lines))
+    for last in range(end - 1, max(start, end - CUT_SEARCH) - 1, -1):
+        text = "\n".join(lines[start:last + 1]).rstrip().rstrip(",")
+        try:
+            return start, last, _loads(text + _closers(text))
+        except ValueError:
+            continue
+    return None
+
+
+PROSE = 5  # lines of fence or prose a pasted document may follow
+CUT_SEARCH = 40  # lines back from a cut to find a prefix that closes
+
+
+def _closers(text: str) -> str:
+    """The brackets that close what `text` leaves open (strings respected)."""
+    stack, quoted, escaped = [], False, False
+    for ch in text:
+        if quoted:
+            escaped, quoted = (False, quoted) if escaped else (ch == "\\", ch != '"')
+        elif ch == '"':
+            quoted = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]" and stack:
+            stack.pop()
+    return "".join(reversed(stack))
+
+
 def _objects(frame: pl.DataFrame) -> list[tuple[int, list[int], object]]:
     """(line_no, lines it spans, parsed object) for each JSON value of the file."""
     first = frame["text"][0]
@@ -297,13 +339,16 @@ def _objects(frame: pl.DataFrame) -> list[tuple[int, list[int], object]]:
     except ValueError:
         lines_mode = False
     if not lines_mode:
+        numbers = frame["line_no"].to_list()
         try:
-            doc = _loads("\n".join(frame["text"].to_list()))
+            doc, span = _loads("\n".join(frame["text"].to_list())), numbers
         except ValueError:
-            return []
+            found = pasted(frame["text"].to_list())
+            if found is None:
+                return []
+            doc, span = found[2], numbers[found[0]:found[1] + 1]
         values = doc if isinstance(doc, list) else [doc]
-        return [(int(frame["line_no"][0]), frame["line_no"].to_list() if i == 0 else [], v)
-                for i, v in enumerate(values)]
+        return [(int(span[0]), span if i == 0 else [], v) for i, v in enumerate(values)]
     out = []
     for line_no, text in frame.select("line_no", "text").iter_rows():
         try:
@@ -345,7 +390,9 @@ def read(frame: pl.DataFrame, ctx: Context) -> Parsed:
 
 def sniff(head: str) -> float:
     """A JSON object or list carrying at least two benchmark result keys."""
-    if not re.match(r"\s*(?:\{|\[\s*\{)", head):  # an object, or a list of them; not an MPI tag `[0] `
+    lines = head.split("\n")
+    at = next((i for i, line in enumerate(lines[:PROSE + 1]) if line.strip() in ("{", "[")), 0)
+    if not re.match(r"\s*(?:\{|\[\s*\{)", "\n".join(lines[at:])):  # an object, or a list of them; not `[0] `
         return 0.0
     found = sum(1 for m in MARKS if m in head)
     return 1.0 if found >= 2 else 0.0

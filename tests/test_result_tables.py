@@ -98,3 +98,15 @@ def test_guidellm_json_agrees_with_its_console_tables(ingest_one):
     assert eight["ttft_median"] == pytest.approx(4319.1, abs=0.05)  # the console's `4319.1`
     assert eight["e2e_mean"] == pytest.approx(7182.3, abs=0.05) and eight["concurrency"] == pytest.approx(6.84, abs=0.01)
     assert eight["output_throughput"] == pytest.approx(709.25, abs=0.01)
+
+
+def test_json_export_pasted_into_a_ticket_and_cut(ingest_one):
+    """bench/36: GenAI-Perf's JSON export after a fence, the stored post ending inside it:
+    the longest prefix that closes is read, with AIPerf's shape."""
+    result, run = ingest_one(sample("bench", "36_"))
+    (row,) = rows(run)
+    assert row["tool"] == "genai-perf"
+    assert (row["ttft_mean"], row["e2e_mean"]) == pytest.approx((184.6378, 5767.4348), abs=1e-3)
+    assert row["request_throughput"] == pytest.approx(17.2225, abs=1e-4)
+    src = result.sources[0]
+    assert src.lines_by_table["unparsed"] == 1  # the fence line
