@@ -881,13 +881,16 @@ _SIFTS: dict[int, tuple[tuple, str | None]] = {}
 
 def _sift(fmt: LogFormat) -> str | None:
     """One regex for all the needles of `fmt`, when a batch without any of them can yield
-    nothing (no kind adopts orphan lines or takes any line, and no state carries over)."""
+    nothing (no kind takes any line, and no state carries over). A kind that adopts orphan
+    lines adds its orphan pattern with its `^` anchors dropped: a line behind a leader may
+    head an orphan run too, and a sift may only ever match more, never less."""
     known = _SIFTS.get(id(fmt.kinds))  # by kinds: a gated format is parsed as a copy without its gate
     if known and known[0] is fmt.kinds:
         return known[1]
     needles = [n for k in fmt.kinds for n in _needles(k)]
-    sift = "|".join(regex.escape(n) for n in dict.fromkeys(needles))
-    if not needles or not all(needles) or any(k.orphan or k.carry for k in fmt.kinds):
+    sift = "|".join([regex.escape(n) for n in dict.fromkeys(needles)]
+                    + [regex.sub(r"(^|\|)\^", r"\1", k.orphan) for k in fmt.kinds if k.orphan])
+    if not needles or not all(needles) or any(k.carry for k in fmt.kinds):
         sift = None
     elif any(f.complete == "year" for f in fmt.ts_formats):
         sift = None
