@@ -64,3 +64,13 @@ def test_oom_inside_a_traceback_is_found_by_the_oom_check(tmp_path):
     la.ingest([path], run="r", store=tmp_path / "s")
     found = diagnose(la.open_run("r", tmp_path / "s"))
     assert [f.id for f in found] == ["oom"] and found[0].severity == "critical"
+
+
+def test_every_embeddable_format_can_skip_a_batch_without_its_lines():
+    """An embeddable format runs over every batch of every file: its sift (needles, and the
+    orphan patterns of kinds that adopt orphans) must exist, or each batch pays a full parse."""
+    import parsers
+    from parsers.engine import _sift
+    for fmt in parsers.FORMATS.values():
+        if getattr(fmt, "embeddable", False):
+            assert _sift(fmt) is not None, fmt.name
