@@ -323,3 +323,13 @@ def test_other_clients_summary_blocks_read_by_label_words(prefix, want, ingest_o
     (row,) = bench(run)
     assert {k: row[k] for k in want} == pytest.approx(want) if all(
         isinstance(v, float) for v in want.values()) else {k: row[k] for k in want} == want
+
+
+def test_failures_name_the_status_the_server_answered(ingest_one):
+    """Recorded vLLM 0.32 run: prompts up to 300 tokens against --max-model-len 256; the
+    server's access lines say 400 for the 81 requests the client counts as failed."""
+    _, run = ingest_one(FIXTURES / "engines" / "vllm-0.32" / "too-long-prompts")
+    (finding,) = [f for f in diagnose(run) if f.id == "bench-failures"]
+    assert "81 with HTTP 400" in finding.verdict and "max_model_len is 256" in finding.verdict
+    assert "max-model-len" in finding.recommendation
+    assert any('" 400 Bad Request' in e.text for e in finding.evidence)

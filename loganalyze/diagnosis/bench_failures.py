@@ -4,6 +4,8 @@
   prints no count, and vLLM before it did, prompts sent - `Successful requests`, the prompts
   sent being the client's args or its progress bar's total). Throughput and latency then
   describe only the survivors (sample sglang/09: 1648 of 3000 succeeded).
+  Where the server's access lines show error statuses, the verdict names them and what each
+  says (a 400 is a request the server refused, most often longer than max_model_len).
 * bench-failures (low-concurrency): the concurrency the client achieved (mean requests in flight) far
   below what was requested: the sweep step measured a lighter load than its label says
   (too few prompts to reach steady state, a request rate that throttles, a slow client).
@@ -68,6 +70,8 @@ def _failed(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
     at = f" at C={worst['c']}" if worst["c"] is not None else ""
     errors = _client_errors(ctx)
     said = (f" The client's errors: {'; '.join(f'{e} (x{n})' for e, n in errors)}." if errors else "")
+    refused, refused_evidence, status = _server_refusals(ctx)
+    said += refused
     return [Finding(
         id="bench-failures",
         severity=("critical" if worst["share"] >= FAILED_CRITICAL else "warning" if worst["share"] >= FAILED_WARNING
@@ -78,12 +82,48 @@ def _failed(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
                  f"drops load looks faster than it is.{said}"),
         impact=float(worst["share"]),
         impact_text=f"{worst['share']:.0%} of the requests of one result failed",
-        recommendation=("Find the client-side errors (timeouts, connection resets, context-length rejections) in the "
+        recommendation=(TOO_LONG if status == 400 else
+                        "Find the client-side errors (timeouts, connection resets, context-length rejections) in the "
                         "client output or the server log; lower the request rate or concurrency, or raise the "
                         "client timeout, and rerun before comparing numbers."),
-        evidence=_prompts_line(ctx, worst) + bench_evidence(ctx.run, worst, "completed", "failed"),
+        evidence=_prompts_line(ctx, worst) + bench_evidence(ctx.run, worst, "completed", "failed") + refused_evidence,
         metrics={"problem": "failed-requests", "failed": failed, "requests": total, "worst_share": round(float(worst["share"]), 3)},
     )]
+
+
+# What an HTTP status the server answered with says about the request it refused.
+REFUSALS = {
+    400: "the server refused the request as invalid; on vLLM and SGLang that is most often a prompt (or prompt plus "
+         "max_tokens) longer than the model's context",
+    404: "no such route or model: the client asked for a model name the server does not serve",
+    413: "the request body was too large for the server",
+    422: "the request did not validate (a parameter the server does not accept)",
+    429: "the server's admission limit turned requests away",
+    500: "the server failed while handling the request (see its tracebacks)",
+    503: "the server was not ready or was shutting down",
+}
+
+
+TOO_LONG = ("Make the requests fit what the server accepts: prompts (plus max_tokens) within max_model_len, or a "
+            "larger --max-model-len (SGLang: --context-length) if the model supports it; the server's log or the "
+            "client's error text names the limit. Rerun before comparing numbers.")
+
+
+def _server_refusals(ctx: Context) -> tuple[str, list, int | None]:
+    """The error statuses the server's own access lines show (`"POST /v1/completions HTTP/1.1"
+    400`), most frequent first, and what each says; the access lines are the evidence."""
+    rows = ctx.run.table("requests").filter(
+        (pl.col("status") >= 400) & ~pl.col("source").is_in(ctx.client_sources())).collect()
+    if rows.height == 0:
+        return "", [], None
+    counted = rows.group_by("status").len().sort("len", descending=True).head(2)
+    parts = [f"{n:,} with HTTP {s}" + (f" ({REFUSALS[s]})" if s in REFUSALS else "")
+             for s, n in zip(counted["status"], counted["len"])]
+    limit = ctx.config_rows("max_model_len").head(1)
+    context = (f"; max_model_len is {limit['value'][0]}" if limit.height and counted["status"][0] == 400 else "")
+    first = rows.filter(pl.col("status") == counted["status"][0]).sort("source", "line_no").head(1)
+    return (f" The server's access lines answer {'; '.join(parts)}{context}.",
+            ctx.evidence(first) + ctx.evidence(limit), int(counted["status"][0]))
 
 
 def _client_errors(ctx: Context, most: int = 3) -> list[tuple[str, int]]:
