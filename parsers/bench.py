@@ -340,6 +340,17 @@ KINDS = (
                  '"duration": 91.82, "completed": 300, "total_output_tokens": 300000, '
                  '"total_output_tokens_retokenized": 0, "request_throughput": 3.27}',),
     ),
+    # GuideLLM's warnings after its tables: `Warnings (concurrent@2)`, then `⚠ ...` items whose
+    # lines go on indented; the client's own word on what limited the benchmark.
+    LineKind(
+        name="client_warnings", table="events", needle="Warnings (", match=r"^Warnings \((?P<benchmark>[^)]+)\)\s*$",
+        pattern=r"^Warnings \((?P<benchmark>[^)]+)\)", pack="fields", message=True, continuation=r"^⚠\s+\S|^  \S",
+        const={"severity": "warning"},
+        samples=("Warnings (concurrent@2)",
+                 "⚠ mean generation delay was 4% of mean time to first token ms.total (0.014s /   ",
+                 "  0.321s; threshold 1%).                                                        ",
+                 "  This means that the benchmark was likely bottlenecked by the data generation. "),
+    ),
     LineKind(
         name="bench_progress", table="config", needle="%|", match=PROGRESS, handler=_progress,
         samples=("100%|██████████████████████████████████████████████████| 100/100 [00:02<00:00, 34.85it/s]",),

@@ -333,3 +333,14 @@ def test_failures_name_the_status_the_server_answered(ingest_one):
     assert "81 with HTTP 400" in finding.verdict and "max_model_len is 256" in finding.verdict
     assert "max-model-len" in finding.recommendation
     assert any('" 400 Bad Request' in e.text for e in finding.evidence)
+
+
+def test_client_that_says_it_was_the_bottleneck(ingest_one):
+    """Recorded GuideLLM 0.8 run on 2 busy cores: its own warning says data generation limited
+    it; the other recorded GuideLLM run, with only late dispatches, gets no such finding."""
+    engines = FIXTURES / "engines" / "vllm-0.32"
+    _, run = ingest_one(engines / "guidellm-client-bound")
+    (finding,) = [f for f in diagnose(run) if f.id == "client-bottleneck"]
+    assert "bottlenecked by the data generation" in finding.verdict and finding.metrics == {"benchmarks": ["concurrent@2"]}
+    _, run = ingest_one(engines / "guidellm", name="capped")
+    assert "client-bottleneck" not in ids(run)
