@@ -24,7 +24,7 @@ REFERENCES = (
     ("NVSwitch", r"SXM|HBM3|H200|B200|B100|GB200|GH200|H20\b|A800", 370.0,
      "NVIDIA/nccl-tests#212 (8x H100 NVSwitch: ~370 GB/s Ring, ~480 NVLS)"),
     ("PCIe", r"PCIe|PCIE|GeForce|RTX|\bL4\b|L20|L40|A10\b|A40|T4|A6000|A5000|A4000|Blackwell",
-     27.0, "nccl.md 4.4: 8-GPU PCIe ring 20-35 GB/s (NVIDIA/nccl#1639: 28 GB/s on 8x RTX 5090; "
+     27.0, "8-GPU PCIe ring 20-35 GB/s (NVIDIA/nccl#1639: 28 GB/s on 8x RTX 5090; "
      "tinygrad/open-gpu-kernel-modules#36: 25.7-25.95 GB/s on 4x RTX 4090)"),
 )
 
@@ -41,7 +41,7 @@ def classify(devices: list[str], busbw: float) -> tuple[str, float | None, str]:
     for cls, pattern, ref, src in REFERENCES:
         if names.len() and names.str.contains(pattern).any():
             return cls, ref, src
-    return "unknown", None, "nccl.md 4.4 rule of thumb: below ~15 GB/s on PCIe Gen4/Gen5 is abnormal"
+    return "unknown", None, "rule of thumb: below ~15 GB/s on PCIe Gen4/Gen5 is abnormal"
 
 
 def _gb(size: int) -> str:
