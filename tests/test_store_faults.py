@@ -177,6 +177,80 @@ def test_kill_at_every_step_of_staging_and_commit(tmp_path):
     assert kill_at_steps(tmp_path, 1) > 20
 
 
+# -- kill -9 in the middle of a many-file ingest, which commits chunk by chunk --------------
+
+# The CLI with smaller chunks (CHUNK_FILES) and, for the worker processes, no minimum size.
+CHUNKED = textwrap.dedent("""
+    import sys
+    import loganalyze.ingest
+    ingest = sys.modules["loganalyze.ingest"]  # the package's `ingest` is the function
+    ingest.CHUNK_FILES, ingest.POOL_MIN_BYTES = int(sys.argv[1]), int(sys.argv[2])
+    from loganalyze.cli import main
+    main(sys.argv[3:])
+""")
+MANY, CHUNK = 100, 10
+
+
+def sources(root: Path) -> dict[str, dict[str, int]]:
+    """Rows per table of each source of run `r`, by source id, as the catalog lists them."""
+    runs = Store(root).runs() if (root / "catalog.json").exists() else {}
+    return {s["id"]: s["tables"] for s in runs.get("r", {}).get("sources", [])}
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory) -> tuple[Path, Path]:
+    """A folder of MANY small logs and the store a clean ingest of it into run `r` makes."""
+    folder = tmp_path_factory.mktemp("many")
+    logs = folder / "logs"
+    logs.mkdir()
+    for i in range(MANY):
+        sglang_log(logs / f"host{i:03d}.log", 20, seed=i)
+    la.ingest([logs], run="r", store=folder / "clean")
+    return logs, folder / "clean"
+
+
+def kill_after(logs: Path, store: Path, listed: int, processes: bool) -> None:
+    """Start `ingest logs --run r` in chunks of CHUNK files; kill -9 it once `listed` sources are committed."""
+    proc = subprocess.Popen([sys.executable, "-c", CHUNKED, str(CHUNK), "0" if processes else str(1 << 40),
+                             "ingest", "-q", str(logs), "--run", "r", "--store", str(store)],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while proc.poll() is None and len(sources(store)) < listed:
+            time.sleep(0.005)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def check_kill_and_rerun(many: tuple[Path, Path], store: Path, listed: int, processes: bool) -> None:
+    logs, clean = many
+    kill_after(logs, store, listed, processes)
+    found, whole = sources(store), sources(clean)
+    assert listed <= len(found) < MANY, "the kill did not land in the middle of the ingest"
+    assert all(found[sid] == whole[sid] for sid in found), "a source is partly stored"
+    assert check(Store(store)).ok, check(Store(store)).text()
+    rerun = cli("ingest", "-q", logs, "--run", "r", "--store", store, "--format", "json")
+    assert rerun.returncode == 0, rerun.stderr
+    skipped = {s["sha256"][:16] for s in json.loads(rerun.stdout)["sources"] if s["skipped"]}
+    assert skipped == set(found), "the rerun did not add exactly the missing sources"
+    assert counts(store) == counts(clean) == rows_on_disk(store)
+    assert sources(store) == whole and Store(store).leftovers() == []
+
+
+@pytest.mark.parametrize("processes", [False, True], ids=["one-by-one", "worker-processes"])
+def test_kill_in_the_middle_of_a_many_file_ingest(many, tmp_path, processes):
+    """Committed 10 files at a time and killed after the second chunk: whole sources only, and
+    the same command again adds just the missing ones, to the counts of a clean ingest."""
+    check_kill_and_rerun(many, tmp_path / "s", 2 * CHUNK, processes)
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("processes", [False, True], ids=["one-by-one", "worker-processes"])
+def test_kill_at_each_chunk_of_a_many_file_ingest(many, tmp_path, processes):
+    for listed in range(1, MANY - CHUNK, CHUNK // 2):
+        check_kill_and_rerun(many, tmp_path / f"s{listed}", listed, processes)
+
+
 # -- full disk, file-size limit -------------------------------------------------------------
 
 
