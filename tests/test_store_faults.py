@@ -24,6 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import polars as pl
 import pytest
 import zstandard
 from click.testing import CliRunner
@@ -433,6 +434,23 @@ def test_huge_line_without_newline(tmp_path):
     assert text.to_list() == ["x" * (1 << 20) + " [loganalyze: line of 10000000 bytes, truncated]"]
 
 
+def test_a_line_longer_than_a_batch_keeps_only_its_head(tmp_path):
+    """A 40 MB line of two-byte characters between ordinary lines: read without holding it
+    (the reader keeps its head, counts the rest), cut on a whole character, its full byte
+    length said; the lines around it keep their numbers."""
+    path = sglang_log(tmp_path / "wide.log", 10)
+    with open(path, "a") as f:
+        f.write("é" * 20_000_000 + "\n")
+    with open(path, "a") as f, open(sglang_log(tmp_path / "tail.log", 5, seed=3)) as tail:
+        f.write(tail.read())
+    result = la.ingest([path], run="r", store=tmp_path / "s")
+    src = result.sources[0]
+    assert (src.lines, src.long_lines, src.bad_utf8) == (16, 1, 0)
+    unparsed = la.open_run("r", tmp_path / "s").table("unparsed").collect()
+    long = unparsed.filter(pl.col("line_no") == 11)["text"].to_list()
+    assert long == ["é" * (1 << 20) + " [loganalyze: line of 40000000 bytes, truncated]"]
+
+
 def test_long_stats_lines(tmp_path):
     """A 400 KB `Decode batch` line is parsed (no regex is built from it); one over 1 MiB is kept
     truncated in unparsed, with its length, and counted in the ingest summary."""
@@ -449,6 +467,24 @@ def test_long_stats_lines(tmp_path):
     text = run.table("unparsed").collect()["text"].to_list()
     assert text == [f"{decode}{'z' * ((1 << 20) - len(decode))} [loganalyze: line of {len(decode) + 2_000_000} "
                     "bytes, truncated]"]
+
+
+RSS_BOUND_MB = 1024  # the issue's bound: peak RSS under 1 GB whatever the input (README, Reliability)
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("shape", ["line-200m", "line-400k", "normal-1g"])
+def test_peak_rss_of_an_ingest_stays_bounded(tmp_path, shape):
+    """A 200 MB one-line log, a 400 KB stats line, 1 GB of ordinary lines: the ingest's own
+    peak RSS (its process, waited for with wait4, as benchmarks/memory.py measures it)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import memory
+
+    log = tmp_path / f"{shape}.log"
+    memory.SHAPES[shape](log)
+    got = memory.peak_rss(None, log, tmp_path / "s")
+    assert got["rc"] == 0, got["error"]
+    assert got["rss_mb"] < RSS_BOUND_MB, got
 
 
 def _drop_dac_capabilities() -> None:
