@@ -2,7 +2,7 @@
 
 Same layout and the same rule as the local store (loganalyze/store.py): a source's table
 files are written first, then one PUT of the catalog object lists them, and readers
-trust only what the catalog lists, so no partial run is ever visible. What differs, and why:
+trust only what the catalog lists, so no partly written source is ever visible. What differs, and why:
 
 - No rename: parts are staged under `.tmp/<id>/` and copied to their final keys when
   published. A PUT is atomic (an object is whole or absent), so the catalog's row counts

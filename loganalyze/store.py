@@ -3,8 +3,9 @@
 Layout: `<root>/<table>/run=<run>/<source-id>-<part>.parquet` and `<root>/catalog.json`.
 The catalog is the commit point: a table file counts only once its source is in the
 catalog, and the catalog is replaced atomically (write a temp file, fsync, rename). So a
-crash at any moment leaves the store as it was before or after an ingest; files left
-from a crash are removed by the next writer (`cleanup`).
+crash at any moment leaves the store as it was before or after a commit (an ingest of
+many files commits chunk by chunk, loganalyze/ingest.py `chunks`), with whole sources
+only; files left from a crash are removed by the next writer (`cleanup`).
 
 Writers serialise on an fcntl lock around every read-modify-write of the catalog (commit,
 cleanup, repair). Readers take no lock: they see one catalog and the files it lists,
