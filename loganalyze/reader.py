@@ -253,7 +253,8 @@ def _lines_blocks(f: io.BufferedIOBase, batch_bytes: int) -> Iterator[tuple[byte
 
 
 def _whole_utf8(head: bytes) -> tuple[bytes, int]:
-    """`head` without a character cut short at its end, and how many bytes that took off."""
+    """`head` without a character cut short at its end (its last character goes when it is
+    multi-byte, whole or not: simpler, and it is past what is kept), and the bytes taken off."""
     end = len(head)
     while end > max(0, len(head) - 4) and head[end - 1] & 0xC0 == 0x80:  # continuation bytes
         end -= 1

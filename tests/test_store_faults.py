@@ -451,6 +451,14 @@ def test_a_line_longer_than_a_batch_keeps_only_its_head(tmp_path):
     assert long == ["é" * (1 << 20) + " [loganalyze: line of 40000000 bytes, truncated]"]
 
 
+@pytest.mark.parametrize("head, kept", [(b"ab", b"ab"), ("a€".encode()[:2], b"a"), ("a€".encode()[:3], b"a"),
+                                         ("a€".encode(), b"a"), ("a😀".encode()[:4], b"a")])
+def test_the_head_of_a_long_line_ends_on_a_whole_character(head, kept):
+    from loganalyze.reader import _whole_utf8
+
+    assert _whole_utf8(head) == (kept, len(head) - len(kept))
+
+
 def test_long_stats_lines(tmp_path):
     """A 400 KB `Decode batch` line is parsed (no regex is built from it); one over 1 MiB is kept
     truncated in unparsed, with its length, and counted in the ingest summary."""
