@@ -14,7 +14,8 @@ The shapes (generated under --dir unless there already):
 
 Each ingest is a child process waited for with os.wait4, so its peak RSS (ru_maxrss) is
 its own; a peer (`--peer DIR`, a source tree such as `git archive` of another commit, see
-benchmarks/peers.py) runs the same commands, taking turns with this checkout. tests/test_store_faults.py holds the bounds (`pytest -m long`).
+benchmarks/peers.py) runs the same commands, taking turns with this checkout.
+tests/test_store_faults.py holds the bounds (`pytest -m long`).
 """
 
 from __future__ import annotations
