@@ -127,10 +127,11 @@ def ingest(paths, run, store, as_format, year, quiet, engine, labels, strict, ou
     are expanded. A file of no known format is skipped and listed with the reason (exit 0
     unless nothing was ingested; --strict makes it an error). Every line ends in a typed table
     or, with its line number, in `unparsed`; the counts are printed. Ingesting the same
-    file into the same run again adds nothing. Concurrent ingests into one store are
-    safe: a local store is locked, an s3:// store's catalog is written conditionally
-    (If-Match), which the object store must support (AWS S3 and moto do);
-    otherwise serialise the writers yourself.
+    file into the same run again adds nothing. Many files are committed 1,000 at a time
+    (or 1 GiB): if the ingest stops part-way, the same command with --run adds the rest.
+    Concurrent ingests into one store are safe: a local store is locked, an s3:// store's
+    catalog is written conditionally (If-Match), which the object store must support (AWS
+    S3 and moto do); otherwise serialise the writers yourself.
 
     \b
     Example:

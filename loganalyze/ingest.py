@@ -7,13 +7,14 @@ kept in `unparsed` with its line number. Counts are checked to add up to the lin
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import re
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import CancelledError, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
@@ -34,7 +35,10 @@ from parsers.spec import FileFormat, LogFormat
 SAMPLE_LINES = 2000
 PARSE_WORKERS = 2  # batches of one file parsed at once (see Pipeline)
 POOL_MIN_BYTES = 32 << 20  # files worth starting worker processes for (stage_in_processes)
-Progress = Callable[[int, int], None]
+CHUNK_FILES = 1000  # a many-file ingest commits every CHUNK_FILES files or CHUNK_BYTES of input (see chunks)
+CHUNK_BYTES = 1 << 30
+Progress = Callable[[int, int, int, int], None]  # bytes read, lines read, files done, files in all
+Reading = Callable[[int, int], None]  # bytes and lines read so far of the file being read
 LABEL_KEY = re.compile(r"^[a-z][a-z0-9_]{0,31}\Z")
 RESERVED_LABELS = frozenset({"run", "source"})  # the columns every table is joined to its labels on
 
@@ -244,7 +248,7 @@ class Pipeline:
 
 
 def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged: Staging,
-                  as_format: str | None, year: int | None, progress: Progress | None,
+                  as_format: str | None, year: int | None, progress: Reading | None,
                   taken: set[str]) -> tuple[SourceResult, dict | None]:
     """Parse one opened input into `staged`; returns its result and catalog entry (None: skipped).
 
@@ -362,7 +366,7 @@ def parse_labels(pairs: Iterable[str]) -> dict[str, str]:
 
 
 def stage_file(store: Store, run: str | None, arg: str, as_format: str | None, year: int | None,
-               labels: dict[str, str], progress: Progress | None = None,
+               labels: dict[str, str], progress: Reading | None = None,
                taken: frozenset[str] = frozenset()) -> tuple[SourceResult, dict | None, Staging]:
     """One input parsed into its own staging: the unit of work of every engine
     (loganalyze/engines.py). On failure the staging is discarded here, where it was made."""
@@ -433,36 +437,43 @@ def worth_processes(store: Store, paths: list[str]) -> int:
     return min(cores, len(paths))
 
 
-def stage_in_processes(store: Store, run: str | None, paths: list[str], as_format: str | None, year: int | None,
-                       labels: dict[str, str], progress: Progress | None,
-                       workers: int) -> list[tuple[SourceResult, dict | None, Staging]]:
-    """Every file staged by `workers` processes at once, in input order, as the one-by-one
-    loop stages them (a file given twice counts once; the first error in input order is
-    raised, and then nothing stays staged). Spawned, not forked: polars' threads do not
-    survive a fork."""
+@contextlib.contextmanager
+def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """`workers` processes for a many-file ingest, kept for all its chunks (each costs about
+    half a second of CPU to start). Spawned, not forked: polars' threads do not survive a
+    fork; each ends with the ingest, even a killed one (_die_with_parent)."""
     import multiprocessing
 
-    stagings = [store.staging() for _ in paths]
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
+        yield pool
+
+
+def stage_in_processes(pool: ProcessPoolExecutor, store: Store, run: str | None, paths: list[str],
+                       as_format: str | None, year: int | None, labels: dict[str, str],
+                       tally: Tally) -> list[tuple[SourceResult, dict | None, Staging]]:
+    """Every file staged by the pool's processes at once, in input order, as the one-by-one
+    loop stages them (a file given twice counts once; the first error in input order is
+    raised, and then nothing stays staged)."""
+    stagings, futures = [store.staging() for _ in paths], []
     try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                                 initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
-            futures = [pool.submit(_stage_into, store, run, p, as_format, year, labels, st)
-                       for p, st in zip(paths, stagings)]
-            done, read_bytes, read_lines = [], 0, 0
-            for future in futures:
-                try:
-                    result, entry, staged = future.result()
-                except BaseException as e:
-                    done.append(e)
-                    continue
-                done.append((result, entry, staged))
-                read_bytes, read_lines = read_bytes + (entry or {}).get("size", 0), read_lines + result.lines
-                if progress:
-                    progress(read_bytes, read_lines)
+        futures = [pool.submit(_stage_into, store, run, p, as_format, year, labels, st)
+                   for p, st in zip(paths, stagings)]
+        done = []
+        for future in futures:
+            try:
+                result, entry, staged = future.result()
+            except BaseException as e:
+                done.append(e)
+                continue
+            done.append((result, entry, staged))
+            tally.finished(result, entry)
         failed = next((e for e in done if isinstance(e, BaseException)), None)
         if failed:
             raise failed
     except BaseException:
+        for future in futures:
+            future.cancel()
         for st in stagings:
             st.discard()
         raise
@@ -477,19 +488,60 @@ def stage_in_processes(store: Store, run: str | None, paths: list[str], as_forma
     return out
 
 
+class Tally:
+    """Progress over a whole ingest: the bytes and lines of the files done plus those read
+    so far of the current one, and how many files of all are done."""
+
+    def __init__(self, progress: Progress | None, files: int):
+        self.progress, self.files = progress, files
+        self.bytes = self.lines = self.done = 0
+
+    def reading(self, bytes_read: int, lines: int) -> None:
+        if self.progress:
+            self.progress(self.bytes + bytes_read, self.lines + lines, self.done, self.files)
+
+    def finished(self, result: SourceResult, entry: dict | None) -> None:
+        """A file is staged (`entry` None: skipped or refused, nothing of it counted but the file)."""
+        size = entry["size"] if entry else 0
+        self.bytes, self.lines, self.done = self.bytes + size, self.lines + result.lines, self.done + 1
+        self.reading(0, 0)
+
+
+def chunks(paths: list[str]) -> Iterator[list[str]]:
+    """The inputs in order, cut where a chunk reaches CHUNK_FILES files or CHUNK_BYTES bytes
+    (on disk; an object or standard input counts as none): what one commit publishes, so
+    that staging stays bounded and a crash loses at most the chunk under way."""
+    chunk: list[str] = []
+    size = 0
+    for path in paths:
+        chunk.append(path)
+        if path != "-" and not objstore.is_url(path):
+            with contextlib.suppress(OSError):  # a missing file is an error where it is opened
+                size += os.path.getsize(path)
+        if len(chunk) >= CHUNK_FILES or size >= CHUNK_BYTES:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
 def ingest(paths: Iterable[str | Path], run: str | None = None, store: Store | str | Path | None = None,
            as_format: str | None = None, year: int | None = None,
            progress: Progress | None = None, engine: str = "local",
            labels: dict[str, str] | None = None, strict: bool = False) -> IngestResult:
     """Parse each input into run `run` (a new `run<N>` if None); '-' reads standard input,
     s3:// URLs and globs name objects. `engine` ("local" or "ray") runs the per-file parsing;
-    `labels` (cluster, host, ...) are stored with each source and become query columns.
+    `labels` (cluster, host, ...) are stored with each source and become query columns;
+    `progress(bytes, lines, files_done, files)` is called as the ingest goes.
 
-    Every input is staged first and all are published by one commit, so the store gets
-    all of them or, after an error or a crash, none. A file of no known format is left out
-    and said so (`refused`); it is an error when nothing else was given, or with `strict`.
+    Inputs are staged and published chunk by chunk (`chunks`: up to 1,000 files or 1 GiB),
+    each chunk by one commit, so the store gets each chunk whole or, after an error or a
+    crash, not at all: an ingest of fewer files is all or nothing, a bigger one keeps the
+    chunks before, and the same command again (the same --run) adds only what is missing.
+    A file of no known format is left out and said so (`refused`); it is an error when
+    nothing else was given, or with `strict`.
     """
-    from loganalyze.engines import discard, stage_all
+    from loganalyze.engines import discard, stage_chunks
 
     store = store if isinstance(store, Store) else Store(store)
     paths = expand_inputs(paths)
@@ -498,18 +550,44 @@ def ingest(paths: Iterable[str | Path], run: str | None = None, store: Store | s
     if run is not None:
         check_run_name(run)
     store.cleanup()
-    staged = stage_all(engine, store, run, paths, as_format, year, labels or {}, progress)
-    refused = [r.refused for r, _, _ in staged if r.refused]
-    if refused and (strict or len(refused) == len(staged)):
-        discard(staged)
-        more = f" (and {len(refused) - 1} more file(s) of no known format)" if len(refused) > 1 else ""
-        raise UnknownFormat(refused[0] + more)
+    results: list[SourceResult] = []
+    target, committed = run, 0
     try:
-        run, added = store.commit(run, [(entry, stage) for _, entry, stage in staged if entry])
+        with contextlib.closing(stage_chunks(engine, store, run, paths, as_format, year, labels or {},
+                                             Tally(progress, len(paths)))) as staging:
+            for staged in staging:
+                results += [result for result, _, _ in staged]
+                refused = [r.refused for r in results if r.refused]
+                if refused and strict:
+                    discard(staged)
+                    more = f" (and {len(refused) - 1} more file(s) of no known format)" if len(refused) > 1 else ""
+                    raise UnknownFormat(refused[0] + more)
+                target, added = commit_chunk(store, target, staged)
+                committed += sum(added)
+    except LoganalyzeError as e:
+        if committed:  # the chunks before stay: say where, so that the rest can be added
+            raise type(e)(f"{e} ({committed:,} file(s) before it were stored in run {target}; the same ingest "
+                          f"with --run {target} adds the rest)") from None
+        raise
+    if all(r.refused for r in results):
+        more = f" (and {len(results) - 1} more file(s) of no known format)" if len(results) > 1 else ""
+        raise UnknownFormat(results[0].refused + more)
+    return IngestResult(run=target, store=str(store.root), sources=results)
+
+
+def commit_chunk(store: Store, run: str | None, staged: list[tuple[SourceResult, dict | None, Staging]]
+                 ) -> tuple[str | None, list[bool]]:
+    """Publish one chunk's staged sources into `run` and discard the staging; marks as skipped
+    the sources the run had already. Returns the run (the new run<N> once one is made; the
+    chunks after go into it) and, per source staged, whether it was added."""
+    try:
+        entries = [(entry, stage) for _, entry, stage in staged if entry]
+        if not entries:  # nothing new: no commit (it would make a catalog in an empty store)
+            return run, []
+        name, added = store.commit(run, entries)
     finally:
         for _, _, stage in staged:
             stage.discard()
-    results = [result for result, _, _ in staged]
-    for result, new in zip([r for r in results if not r.skipped and not r.refused], added):
+    for result, new in zip([r for r, entry, _ in staged if entry], added):
         result.skipped = not new
-    return IngestResult(run=run, store=str(store.root), sources=results)
+    return (name if any(added) else run), added

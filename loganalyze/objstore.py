@@ -2,7 +2,7 @@
 
 Same layout and the same rule as the local store (loganalyze/store.py): a source's table
 files are written first, then one PUT of the catalog object lists them, and readers
-trust only what the catalog lists, so no partial run is ever visible. What differs, and why:
+trust only what the catalog lists, so no partly written source is ever visible. What differs, and why:
 
 - No rename: parts are staged under `.tmp/<id>/` and copied to their final keys when
   published. A PUT is atomic (an object is whole or absent), so the catalog's row counts
@@ -184,6 +184,7 @@ class S3Store(Store):
         self._s3 = None
         self._snapshot: dict | None = None
         self._listings: dict[tuple[str, str], dict[str, list[str]]] = {}
+        self._ids: dict[str, frozenset[str]] = {}
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "_s3": None}
@@ -241,6 +242,12 @@ class S3Store(Store):
                 self._snapshot = self.read_catalog()[0]
         return self._snapshot
 
+    def source_ids(self, run: str) -> frozenset[str]:
+        """The ids of the sources `run` lists in the snapshot, kept with it."""
+        if run not in self._ids:
+            self._ids[run] = frozenset(s["id"] for s in self.runs().get(run, {}).get("sources", []))
+        return self._ids[run]
+
     def staging(self) -> S3Staging:
         return S3Staging(self)
 
@@ -257,7 +264,7 @@ class S3Store(Store):
                                 lambda sid, stage: copies.extend(self._final_keys(name, sid, stage)))
             self._copy(copies)
             if not any(added) or self._put_catalog({**cat, "runs": {**cat["runs"], name: entry_of_run}}, etag):
-                self._snapshot, self._listings = None, {}
+                self._snapshot, self._listings, self._ids = None, {}, {}
                 return name, added
         raise LoganalyzeError(f"store {self.root}: the catalog changed {COMMIT_TRIES} times while publishing; "
                               "try again")

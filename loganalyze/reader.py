@@ -28,8 +28,8 @@ import polars as pl
 from loganalyze.errors import LoganalyzeError
 
 BATCH_BYTES = 16 * 1024 * 1024
-MAX_LINE_BYTES = 256 * 1024 * 1024
 LONG_LINE_BYTES = 1 << 20  # longer lines are kept, truncated, in `unparsed`, with their length
+KEPT_BYTES = 4 * LONG_LINE_BYTES + 8  # of a line longer than a batch: enough for LONG_LINE_BYTES characters
 LONG_LINE_MARK = r" \[loganalyze: line of \d+ bytes, truncated\]$"  # what ends a truncated line
 ANSI = r"\x1b\[[0-9;?]*[A-Za-z]"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -211,16 +211,19 @@ def _decompressed(src: Input, raw: _Snapshot) -> io.BufferedIOBase:
     return io.BufferedReader(raw, HASH_BLOCK)
 
 
-def _lines_blocks(path: Path, f: io.BufferedIOBase, batch_bytes: int) -> Iterator[bytes]:
-    """Yield byte chunks that end on a line boundary (the last one may not).
+def _lines_blocks(f: io.BufferedIOBase, batch_bytes: int) -> Iterator[tuple[bytes, int]]:
+    """Yield byte chunks that end on a line boundary (the last one may not), each with the
+    number of bytes left out of its first line.
 
     A file whose first batch has CRs and no LF has CR line ends: its CRs become LFs.
 
-    A line longer than a batch is gathered in a list, not by repeated concatenation, so
-    a huge line costs linear time; past MAX_LINE_BYTES the input is refused, not a log.
+    A line longer than a batch is gathered in a list, not by repeated concatenation, until
+    it holds more than KEPT_BYTES; the rest of it is counted, not kept (the line is kept
+    truncated to LONG_LINE_BYTES anyway, see _truncate_long), so a 200 MB line costs no
+    more memory than a few batches.
     """
     pending: list[bytes] = []
-    pending_bytes = 0
+    pending_bytes = dropped = 0
     cr_only = None
     while block := f.read(batch_bytes):
         if cr_only is None:  # a file whose lines end in CR alone (classic Mac, some serial consoles)
@@ -229,23 +232,44 @@ def _lines_blocks(path: Path, f: io.BufferedIOBase, batch_bytes: int) -> Iterato
             block = block.replace(b"\r", b"\n")
         cut = block.rfind(b"\n")
         if cut < 0:
-            pending.append(block)
-            pending_bytes += len(block)
-            if pending_bytes > MAX_LINE_BYTES:
-                raise LoganalyzeError(f"{path}: a line longer than {MAX_LINE_BYTES >> 20} MiB; not a text log")
+            if dropped or pending_bytes > KEPT_BYTES:
+                if not dropped:  # the head kept ends on a whole character
+                    pending[-1], dropped = _whole_utf8(pending[-1])
+                dropped += len(block)
+            else:
+                pending.append(block)
+                pending_bytes += len(block)
             continue
-        yield b"".join([*pending, memoryview(block)[: cut + 1]])  # a view: the batch is copied once, by join
-        pending, pending_bytes = [block[cut + 1 :]], len(block) - cut - 1
+        start = 0
+        if dropped or pending_bytes > KEPT_BYTES:  # the long line ends in this block
+            if not dropped:
+                pending[-1], dropped = _whole_utf8(pending[-1])
+            start = block.find(b"\n")
+            dropped += start
+        yield b"".join([*pending, memoryview(block)[start : cut + 1]]), dropped  # a view: copied once, by join
+        pending, pending_bytes, dropped = [block[cut + 1 :]], len(block) - cut - 1, 0
     if pending_bytes:
-        yield b"".join(pending)
+        yield b"".join(pending), dropped
 
 
-def _chunks(src: Input, batch_bytes: int) -> Iterator[bytes]:
-    """Line-aligned chunks of the decompressed input; then check the bytes were the hashed ones."""
+def _whole_utf8(head: bytes) -> tuple[bytes, int]:
+    """`head` without a character cut short at its end (its last character goes when it is
+    multi-byte, whole or not: simpler, and it is past what is kept), and the bytes taken off."""
+    end = len(head)
+    while end > max(0, len(head) - 4) and head[end - 1] & 0xC0 == 0x80:  # continuation bytes
+        end -= 1
+    if end > 0 and head[end - 1] >= 0xC0:  # the lead byte of the cut character
+        end -= 1
+    return head[:end], len(head) - end
+
+
+def _chunks(src: Input, batch_bytes: int) -> Iterator[tuple[bytes, int]]:
+    """Line-aligned chunks of the decompressed input, with the bytes left out of each one's
+    first line (_lines_blocks); then check the bytes were the hashed ones."""
     raw = _Snapshot(src.fd, src.size)
     try:
         with _decompressed(src, raw) as f:
-            yield from _lines_blocks(src.path, f, batch_bytes)
+            yield from _lines_blocks(f, batch_bytes)
             digest = raw.drain()
     except (EOFError, gzip.BadGzipFile, zlib.error) as e:
         raise LoganalyzeError(f"{src.path}: truncated or corrupt compressed file ({e})") from None
@@ -276,11 +300,11 @@ def read_batches(source: Input | Path, stats: ReadStats, batch_bytes: int = BATC
             yield from read_batches(src, stats, batch_bytes)
         return
     first = True
-    for chunk in _chunks(source, batch_bytes):
+    for chunk, left_out in _chunks(source, batch_bytes):
         if first and _looks_binary(chunk):
             raise LoganalyzeError(f"{source.path}: binary data, not a text log")
         first = False
-        stats.bytes_read += len(chunk)
+        stats.bytes_read += len(chunk) + left_out
         lines, bad = _split_lines(chunk)
         stats.bad_utf8 += bad
         if b"\x1b" in chunk:
@@ -288,7 +312,7 @@ def read_batches(source: Input | Path, stats: ReadStats, batch_bytes: int = BATC
         if b"\r" in chunk:
             lines = _as_shown(lines)
         if len(chunk) > LONG_LINE_BYTES:
-            lines = _truncate_long(lines, stats)
+            lines = _truncate_long(lines, stats, left_out)
         frame = lines.to_frame("text").with_columns(
             line_no=pl.int_range(stats.lines + 1, stats.lines + 1 + len(lines), dtype=pl.Int64),
         )
@@ -312,9 +336,12 @@ def _as_shown(lines: pl.Series) -> pl.Series:
     return pl.select(pl.when(has).then(shown.fill_null("")).otherwise(lines)).to_series().alias(lines.name)
 
 
-def _truncate_long(lines: pl.Series, stats: ReadStats) -> pl.Series:
-    """Lines over LONG_LINE_BYTES cut to that many characters, their byte length said at the end."""
+def _truncate_long(lines: pl.Series, stats: ReadStats, left_out: int = 0) -> pl.Series:
+    """Lines over LONG_LINE_BYTES cut to that many characters, their byte length said at the
+    end (of the first line, `left_out` bytes more than it holds: the reader kept only its head)."""
     size = lines.str.len_bytes()
+    if left_out:
+        size = size + pl.Series([left_out], dtype=size.dtype).extend_constant(0, len(size) - 1)
     long = size > LONG_LINE_BYTES
     if not long.any():
         return lines

@@ -3,8 +3,9 @@
 Layout: `<root>/<table>/run=<run>/<source-id>-<part>.parquet` and `<root>/catalog.json`.
 The catalog is the commit point: a table file counts only once its source is in the
 catalog, and the catalog is replaced atomically (write a temp file, fsync, rename). So a
-crash at any moment leaves the store as it was before or after an ingest; files left
-from a crash are removed by the next writer (`cleanup`).
+crash at any moment leaves the store as it was before or after a commit (an ingest of
+many files commits chunk by chunk, loganalyze/ingest.py `chunks`), with whole sources
+only; files left from a crash are removed by the next writer (`cleanup`).
 
 Writers serialise on an fcntl lock around every read-modify-write of the catalog (commit,
 cleanup, repair). Readers take no lock: they see one catalog and the files it lists,
@@ -97,6 +98,9 @@ def _fsync_dir(path: Path) -> None:
 
 _FOOTERS: dict[tuple, tuple[int, int | None, int | None]] = {}
 FOOTERS_KEPT = 100_000
+
+
+_SOURCE_IDS: dict = {}  # "key": the catalog's (path, inode, size, mtime) the sets were read from; run -> ids
 
 
 def footer(path: Path) -> tuple[int, int | None, int | None]:
@@ -253,7 +257,25 @@ class Store:
 
     def has_source(self, run: str, source_id: str) -> bool:
         """Whether `run` lists the source; ids (sha256 prefixes) name its files, so they are the key."""
-        return any(s["id"] == source_id for s in self.runs().get(run, {}).get("sources", []))
+        return source_id in self.source_ids(run)
+
+    def source_ids(self, run: str) -> frozenset[str]:
+        """The ids of the sources `run` lists, read again only when the catalog was replaced
+        (every commit renames a new file in): an ingest of 100,000 files asks once per file,
+        and its own commits grow the catalog to 100,000 sources. Kept per process, as the
+        footers are, so the worker processes of a many-file ingest read it once per commit."""
+        path = self.root / CATALOG
+        try:
+            st = os.stat(path)
+            key = (str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+        except FileNotFoundError:
+            return frozenset()
+        if _SOURCE_IDS.get("key") != key:
+            _SOURCE_IDS.clear()
+            _SOURCE_IDS["key"] = key
+        if run not in _SOURCE_IDS:
+            _SOURCE_IDS[run] = frozenset(s["id"] for s in self.runs().get(run, {}).get("sources", []))
+        return _SOURCE_IDS[run]
 
     def commit(self, run: str | None, staged: list[tuple[dict, Staging]]) -> tuple[str, list[bool]]:
         """Publish staged sources into `run` (a new run<N> if None) with one catalog write.

@@ -106,6 +106,20 @@ def test_s3_store_matches_local_store(s3, tmp_path):
         assert tables_of(remote)[table].drop("date").equals(frame.drop("date")), table
 
 
+def test_s3_store_commits_chunk_by_chunk(s3, tmp_path, monkeypatch):
+    """Chunks of 2 objects on S3: one conditional catalog PUT each, into the one run the
+    first made; the same ingest again adds nothing; the tables equal one local commit's."""
+    local = tmp_path / "store"
+    la.ingest(sorted(str(p) for p in (s3["local"] / "c1").glob("*.log.gz"))[:5], store=local)
+    monkeypatch.setattr(sys.modules["loganalyze.ingest"], "CHUNK_FILES", 2)
+    remote, inputs = fresh(), [f"{DAY}/c1/host005{i}.log.gz" for i in range(5)]
+    assert la.ingest(inputs, store=remote).run == "run1"
+    again = la.ingest(inputs, run="run1", store=remote)
+    assert [s.skipped for s in again.sources] == [True] * 5 and list(Store(remote).runs()) == ["run1"]
+    for table, frame in tables_of(local).items():
+        assert tables_of(remote)[table].drop("date").equals(frame.drop("date")), table
+
+
 def test_partition_filter_prunes_sources(s3):
     store = fresh()
     la.ingest([f"{DAY}/c0/host000{i}.log.gz" for i in range(3)], store=store, labels={"cluster": "a"})

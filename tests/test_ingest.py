@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -279,3 +280,30 @@ def test_a_folder_is_every_file_below_it_and_an_unknown_file_is_skipped(tmp_path
     assert code == 2 and "notes.txt: unknown format" in out
     code, out = cli("ingest", folder / "client", "--run", "r3", "--store", store, "-q")
     assert code == 2 and "unknown format" in out
+
+
+def test_a_failure_after_some_chunks_keeps_them_and_says_how_to_add_the_rest(tmp_path, monkeypatch):
+    """Chunks of 2 files: the 5th file is empty, so the first two chunks are stored and the
+    error names the run; once the file is fixed the same ingest adds the rest."""
+    import loganalyze as la
+    from loganalyze.errors import LoganalyzeError
+    from loganalyze.store import Store
+
+    monkeypatch.setattr(sys.modules["loganalyze.ingest"], "CHUNK_FILES", 2)
+    paths = []
+    for i in range(6):
+        paths.append(tmp_path / f"host{i}.log")
+        paths[-1].write_text(f"host {i}\n" + "\n".join(LINES) + "\n")
+    paths[4].write_text("")
+    store = tmp_path / "s"
+    with pytest.raises(LoganalyzeError, match=r"host4.log: empty file \(4 file\(s\) before it were stored in run "
+                                              r"run1; the same ingest with --run run1 adds the rest\)"):
+        la.ingest(paths, store=store)
+    assert [Path(s["path"]).name for s in Store(store).run("run1")["sources"]] == [p.name for p in paths[:4]]
+    paths[4].write_text("host 4\n" + "\n".join(LINES) + "\n")
+    seen = []
+    result = la.ingest(paths, run="run1", store=store, progress=lambda *a: seen.append(a))
+    assert [s.skipped for s in result.sources] == [True] * 4 + [False] * 2
+    assert len(Store(store).run("run1")["sources"]) == 6
+    assert seen[-1][2:] == (6, 6)  # files done, files in all
+    assert seen[-1][:2] == (sum(p.stat().st_size for p in paths[4:]), 2 * (len(LINES) + 1))

@@ -24,6 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import polars as pl
 import pytest
 import zstandard
 from click.testing import CliRunner
@@ -175,6 +176,80 @@ def test_kill_at_steps_of_staging_and_commit(tmp_path):
 @pytest.mark.long
 def test_kill_at_every_step_of_staging_and_commit(tmp_path):
     assert kill_at_steps(tmp_path, 1) > 20
+
+
+# -- kill -9 in the middle of a many-file ingest, which commits chunk by chunk --------------
+
+# The CLI with smaller chunks (CHUNK_FILES) and, for the worker processes, no minimum size.
+CHUNKED = textwrap.dedent("""
+    import sys
+    import loganalyze.ingest
+    ingest = sys.modules["loganalyze.ingest"]  # the package's `ingest` is the function
+    ingest.CHUNK_FILES, ingest.POOL_MIN_BYTES = int(sys.argv[1]), int(sys.argv[2])
+    from loganalyze.cli import main
+    main(sys.argv[3:])
+""")
+MANY, CHUNK = 100, 10
+
+
+def sources(root: Path) -> dict[str, dict[str, int]]:
+    """Rows per table of each source of run `r`, by source id, as the catalog lists them."""
+    runs = Store(root).runs() if (root / "catalog.json").exists() else {}
+    return {s["id"]: s["tables"] for s in runs.get("r", {}).get("sources", [])}
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory) -> tuple[Path, Path]:
+    """A folder of MANY small logs and the store a clean ingest of it into run `r` makes."""
+    folder = tmp_path_factory.mktemp("many")
+    logs = folder / "logs"
+    logs.mkdir()
+    for i in range(MANY):
+        sglang_log(logs / f"host{i:03d}.log", 20, seed=i)
+    la.ingest([logs], run="r", store=folder / "clean")
+    return logs, folder / "clean"
+
+
+def kill_after(logs: Path, store: Path, listed: int, processes: bool) -> None:
+    """Start `ingest logs --run r` in chunks of CHUNK files; kill -9 it once `listed` sources are committed."""
+    proc = subprocess.Popen([sys.executable, "-c", CHUNKED, str(CHUNK), "0" if processes else str(1 << 40),
+                             "ingest", "-q", str(logs), "--run", "r", "--store", str(store)],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while proc.poll() is None and len(sources(store)) < listed:
+            time.sleep(0.005)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def check_kill_and_rerun(many: tuple[Path, Path], store: Path, listed: int, processes: bool) -> None:
+    logs, clean = many
+    kill_after(logs, store, listed, processes)
+    found, whole = sources(store), sources(clean)
+    assert listed <= len(found) < MANY, "the kill did not land in the middle of the ingest"
+    assert all(found[sid] == whole[sid] for sid in found), "a source is partly stored"
+    assert check(Store(store)).ok, check(Store(store)).text()
+    rerun = cli("ingest", "-q", logs, "--run", "r", "--store", store, "--format", "json")
+    assert rerun.returncode == 0, rerun.stderr
+    skipped = {s["sha256"][:16] for s in json.loads(rerun.stdout)["sources"] if s["skipped"]}
+    assert skipped == set(found), "the rerun did not add exactly the missing sources"
+    assert counts(store) == counts(clean) == rows_on_disk(store)
+    assert sources(store) == whole and Store(store).leftovers() == []
+
+
+@pytest.mark.parametrize("processes", [False, True], ids=["one-by-one", "worker-processes"])
+def test_kill_in_the_middle_of_a_many_file_ingest(many, tmp_path, processes):
+    """Committed 10 files at a time and killed after the second chunk: whole sources only, and
+    the same command again adds just the missing ones, to the counts of a clean ingest."""
+    check_kill_and_rerun(many, tmp_path / "s", 2 * CHUNK, processes)
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("processes", [False, True], ids=["one-by-one", "worker-processes"])
+def test_kill_at_each_chunk_of_a_many_file_ingest(many, tmp_path, processes):
+    for listed in range(1, MANY - CHUNK, CHUNK // 2):
+        check_kill_and_rerun(many, tmp_path / f"s{listed}", listed, processes)
 
 
 # -- full disk, file-size limit -------------------------------------------------------------
@@ -359,6 +434,31 @@ def test_huge_line_without_newline(tmp_path):
     assert text.to_list() == ["x" * (1 << 20) + " [loganalyze: line of 10000000 bytes, truncated]"]
 
 
+def test_a_line_longer_than_a_batch_keeps_only_its_head(tmp_path):
+    """A 40 MB line of two-byte characters between ordinary lines: read without holding it
+    (the reader keeps its head, counts the rest), cut on a whole character, its full byte
+    length said; the lines around it keep their numbers."""
+    path = sglang_log(tmp_path / "wide.log", 10)
+    with open(path, "a") as f:
+        f.write("é" * 20_000_000 + "\n")
+    with open(path, "a") as f, open(sglang_log(tmp_path / "tail.log", 5, seed=3)) as tail:
+        f.write(tail.read())
+    result = la.ingest([path], run="r", store=tmp_path / "s")
+    src = result.sources[0]
+    assert (src.lines, src.long_lines, src.bad_utf8) == (16, 1, 0)
+    unparsed = la.open_run("r", tmp_path / "s").table("unparsed").collect()
+    long = unparsed.filter(pl.col("line_no") == 11)["text"].to_list()
+    assert long == ["é" * (1 << 20) + " [loganalyze: line of 40000000 bytes, truncated]"]
+
+
+@pytest.mark.parametrize("head, kept", [(b"ab", b"ab"), ("a€".encode()[:2], b"a"), ("a€".encode()[:3], b"a"),
+                                         ("a€".encode(), b"a"), ("a😀".encode()[:4], b"a")])
+def test_the_head_of_a_long_line_ends_on_a_whole_character(head, kept):
+    from loganalyze.reader import _whole_utf8
+
+    assert _whole_utf8(head) == (kept, len(head) - len(kept))
+
+
 def test_long_stats_lines(tmp_path):
     """A 400 KB `Decode batch` line is parsed (no regex is built from it); one over 1 MiB is kept
     truncated in unparsed, with its length, and counted in the ingest summary."""
@@ -375,6 +475,24 @@ def test_long_stats_lines(tmp_path):
     text = run.table("unparsed").collect()["text"].to_list()
     assert text == [f"{decode}{'z' * ((1 << 20) - len(decode))} [loganalyze: line of {len(decode) + 2_000_000} "
                     "bytes, truncated]"]
+
+
+RSS_BOUND_MB = 1024  # the issue's bound: peak RSS under 1 GB whatever the input (README, Reliability)
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("shape", ["line-200m", "line-400k", "normal-1g"])
+def test_peak_rss_of_an_ingest_stays_bounded(tmp_path, shape):
+    """A 200 MB one-line log, a 400 KB stats line, 1 GB of ordinary lines: the ingest's own
+    peak RSS (its process, waited for with wait4, as benchmarks/memory.py measures it)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import memory
+
+    log = tmp_path / f"{shape}.log"
+    memory.SHAPES[shape](log)
+    got = memory.peak_rss(None, log, tmp_path / "s")
+    assert got["rc"] == 0, got["error"]
+    assert got["rss_mb"] < RSS_BOUND_MB, got
 
 
 def _drop_dac_capabilities() -> None:
