@@ -379,7 +379,8 @@ FORMAT = LogFormat(
     prefix=r"^(?P<msg>.*)$",
     kinds=KINDS,
     embeddable=True,
-    detect=(HEADER, SUMMARY, r"^(?:Successful requests|Load time):\s*\S", r"^elapsed_time: [\d.]+s$", CMDLINE, r"^Prefill\. latency: .* token/s$", r"^Avg latency: [\d.]+ seconds$",
+    detect=(HEADER, SUMMARY, result_tables.GUIDELLM_CSV, r"^(?:Successful requests|Load time):\s*\S",
+            r"^elapsed_time: [\d.]+s$", CMDLINE, r"^Prefill\. latency: .* token/s$", r"^Avg latency: [\d.]+ seconds$",
             r"^Throughput: [\d.]+ requests/s, ", r"^\s*┃\s*(?:Statistic|Metric)\s*┃", r"^(?:Metric|Statistic),avg,",
             r"^\s*(?:ℹ\s*)?(?:Run Summary Info|Request Latency Statistics|Server Throughput Statistics)"),
     versions=(

@@ -38,11 +38,15 @@ CSV_ROW = r'^(?:"[^"]*"|[A-Za-z(][^,|│]*)(?:,[^,]*)+\s*$'
 PIPE_TITLE = (r"^\s*(?:ℹ\s*)?(?:Run Summary Info|[A-Z][A-Za-z ]* Statistics(?: \([A-Za-z ]+\))?|"
               r"Benchmarks? (?:Info|Stats))\s*:?\s*$")
 PIPE_TOP = r"^\s*\|=+\|"
+# GuideLLM's benchmarks.csv: three header rows (group, name and unit, statistic), one row per
+# benchmark; its cells hold JSON with commas, so any line with two commas goes on a table.
+GUIDELLM_CSV = r"^Run Info,Run Info,"
+CSV_ANY_ROW = r"^[^│┃|]*,[^│┃|]*,"
 PIPE_ROW = r"^\s*\|.*\|\s*$|^\* confidence interval"
 
-START = "|".join((BOX_TITLE, BOX_TOP, CSV_HEAD, PIPE_TITLE, PIPE_TOP))
-CONTINUATION = "|".join((BOX_ROW, CSV_ROW, PIPE_ROW))
-NEEDLES = ("Metrics", "┏━", "Statistic ┃", "Metric ┃", "Metric,", "Statistic,", "Info", "Statistics", "Stats", "|=")
+START = "|".join((BOX_TITLE, BOX_TOP, CSV_HEAD, PIPE_TITLE, PIPE_TOP, GUIDELLM_CSV))
+CONTINUATION = "|".join((BOX_ROW, CSV_ROW, PIPE_ROW, CSV_ANY_ROW))
+NEEDLES = ("Metrics", "┏━", "Statistic ┃", "Metric ┃", "Run Info,", "Metric,", "Statistic,", "Info", "Statistics", "Stats", "|=")
 
 # Tables of one report are at most this many lines apart (blank lines between them).
 GAP = 3
@@ -255,9 +259,49 @@ def metric_result(lines: list[str]) -> dict[str, object]:
     return out
 
 
+# GuideLLM CSV column (group/name/statistic, lower case) -> bench column and scale.
+GUIDELLM_CSV_COLUMNS = {
+    "timings/duration/sec": ("duration_s", 1.0), "request counts/successful/": ("completed", 1.0),
+    "request counts/errored/": ("failed", 1.0),
+    "server throughput/successful requests/sec/mean": ("request_throughput", 1.0),
+    "server throughput/successful concurrency/mean": ("concurrency", 1.0),
+    "token throughput/successful input tokens/sec/mean": ("input_throughput", 1.0),
+    "token throughput/successful output tokens/sec/mean": ("output_throughput", 1.0),
+    "token throughput/successful total tokens/sec/mean": ("total_throughput", 1.0),
+}
+GUIDELLM_CSV_LATENCY = {"request latency": ("e2e", 1000.0), "time to first token": ("ttft", 1.0),
+                        "time per output token": ("tpot", 1.0), "inter token latency": ("itl", 1.0)}
+
+
+def guidellm_csv(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
+    """One result per benchmark row of GuideLLM's benchmarks.csv."""
+    table = list(csv.reader([t for _, t in lines]))
+    if len(table) < 4:
+        return []
+    paths = ["/".join(h.strip().lower() for h in cells) for cells in zip(*table[:3])]
+    out = []
+    for (line_no, _), cells in zip(lines[3:], table[3:]):
+        row: dict[str, object] = {"line_no": line_no, "tool": "guidellm"}
+        for path, cell in zip(paths, cells):
+            group, name, stat = path.split("/", 2) if path.count("/") >= 2 else (path, "", "")
+            if path == "benchmark/strategy/":
+                row.update(_strategy(cell.strip()))
+            elif path in GUIDELLM_CSV_COLUMNS and _number(cell) is not None:
+                column, scale = GUIDELLM_CSV_COLUMNS[path]
+                row[column] = _number(cell) * scale
+            elif group in GUIDELLM_CSV_LATENCY and name.startswith("successful") and STATS.get(
+                    stat.replace("std dev", "std")) and _number(cell) is not None:
+                metric, scale = GUIDELLM_CSV_LATENCY[group]
+                row[f"{metric}_{STATS[stat.replace('std dev', 'std')]}"] = _number(cell) * scale
+        out.append(row)
+    return out
+
+
 def read_report(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     """The results of one report's tables (line number and text of each of their lines)."""
     first = next((t for _, t in lines if not regex.match(PIPE_TITLE, t)), "")
+    if regex.match(GUIDELLM_CSV, first):
+        return guidellm_csv(lines)
     if first.lstrip().startswith("|"):
         return guidellm_rows(lines)
     result = metric_result([t for _, t in lines if not regex.match(BOX_TITLE, t)] or [""])

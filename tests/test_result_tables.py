@@ -110,3 +110,15 @@ def test_json_export_pasted_into_a_ticket_and_cut(ingest_one):
     assert row["request_throughput"] == pytest.approx(17.2225, abs=1e-4)
     src = result.sources[0]
     assert src.lines_by_table["unparsed"] == 1  # the fence line
+
+
+def test_guidellm_csv_gives_what_its_json_gives(ingest_one):
+    _, run = ingest_one(GUIDELLM / "benchmarks.csv", name="csv")
+    _, from_json = ingest_one(GUIDELLM / "benchmarks.json", name="json")
+    columns = ["label", "max_concurrency", "completed", "failed", "duration_s", "ttft_mean", "ttft_median",
+               "tpot_mean", "itl_mean", "e2e_mean", "concurrency", "output_throughput"]
+    csv_rows, json_rows = rows(run), rows(from_json)
+    assert [r["line_no"] for r in csv_rows] == [4, 5]  # each benchmark's own row
+    for got, want in zip(csv_rows, json_rows, strict=True):
+        for c in columns:
+            assert got[c] == (want[c] if isinstance(want[c], str) else pytest.approx(want[c])), c
