@@ -23,7 +23,7 @@ from datetime import datetime
 
 import polars as pl
 
-from parsers.bench_tables import BENCH, BENCH_REQUESTS
+from parsers.bench_tables import BENCH, BENCH_REQUESTS, TO_MS
 from parsers.engine import Context, Parsed
 from parsers.spec import FileFormat
 
@@ -106,7 +106,6 @@ AIPERF_TOTALS = {"request_throughput": "request_throughput", "output_token_throu
                  "total_token_throughput": "total_throughput", "benchmark_duration": "duration_s",
                  "request_count": "completed", "error_request_count": "failed", "total_isl": "input_tokens",
                  "total_osl": "output_tokens"}
-TO_MS = {"ms": 1.0, "s": 1000.0, "sec": 1000.0, "ns": 1e-6, "us": 1e-3}
 
 
 def aiperf_row(obj: dict) -> dict:

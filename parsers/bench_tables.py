@@ -15,6 +15,8 @@ from parsers.tables import PAIRS, register
 I, F, S, B = pl.Int64, pl.Float64, pl.String, pl.Boolean
 
 LATENCY_METRICS = ("ttft", "tpot", "itl", "e2e")
+# A printed time unit -> milliseconds, the unit of every latency column.
+TO_MS = {"ns": 1e-6, "us": 1e-3, "μs": 1e-3, "ms": 1.0, "s": 1000.0, "sec": 1000.0, "seconds": 1000.0}
 LATENCY_STATS = ("mean", "median", "std", "p90", "p95", "p99", "max")
 
 BENCH = {

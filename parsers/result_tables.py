@@ -7,9 +7,10 @@ paste those tables into tickets:
   units in the row name: `Time To First Token (ms)`), several in a row (AIPerf prints
   "Effective", "Usage" and "LLM Metrics" tables for one run), and their CSV exports
   (`Metric,avg,min,...` then `Metric,Value`).
-- GuideLLM 0.3+: pipe tables (its `benchmarks.json` is read by parsers/bench_json.py into the same rows) (`| Benchmark | Timings ||||| ...`), one row per benchmark
+- GuideLLM 0.3+: pipe tables (`| Benchmark | Timings ||||| ...`), one row per benchmark
   (a load level such as `concurrent@8`), a header of two or three rows where `|||` spans a
-  group name over several columns, one table per subject (run summary, latency, throughput).
+  group name over several columns, one table per subject (run summary, latency, throughput),
+  and its benchmarks.csv (its benchmarks.json is parsers/bench_json.py's).
 
 The tables of one report (adjacent on the page) are read together: one `bench` row per run
 for the metric-row layout, one per benchmark row (joined across the report's tables by its
@@ -25,7 +26,7 @@ import csv
 import polars as pl
 import regex
 
-from parsers.bench_tables import BENCH, LATENCY_STATS
+from parsers.bench_tables import BENCH, LATENCY_STATS, TO_MS
 
 BOX_TITLE = r"^\s*(?:NVIDIA )?(?:GenAI-Perf|AIPerf)\b.*\bMetrics\b|^\s*LLM Metrics\s*$"
 # The top border, or the header row where a paste lost the border.
@@ -46,14 +47,14 @@ PIPE_ROW = r"^\s*\|.*\|\s*$|^\* confidence interval"
 
 START = "|".join((BOX_TITLE, BOX_TOP, CSV_HEAD, PIPE_TITLE, PIPE_TOP, GUIDELLM_CSV))
 CONTINUATION = "|".join((BOX_ROW, CSV_ROW, PIPE_ROW, CSV_ANY_ROW))
-NEEDLES = ("Metrics", "┏━", "Statistic ┃", "Metric ┃", "Run Info,", "Metric,", "Statistic,", "Info", "Statistics", "Stats", "|=")
+NEEDLES = ("Metrics", "┏━", "Statistic ┃", "Metric ┃", "Run Info,", "Metric,", "Statistic,", "Info", "Statistics",
+           "Stats", "|=")
 
 # Tables of one report are at most this many lines apart (blank lines between them).
 GAP = 3
 NUMBER = regex.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 STATS = {"avg": "mean", "mean": "mean", "value": "mean", "p50": "median", "median": "median", "mdn": "median",
          "std": "std", "max": "max", "p90": "p90", "p95": "p95", "p99": "p99"}
-TO_MS = {"ns": 1e-6, "us": 1e-3, "μs": 1e-3, "ms": 1.0, "s": 1000.0, "sec": 1000.0}
 # Row name (lower case, unit removed) -> metric. GenAI-Perf's and AIPerf's inter-token
 # latency is (latency - TTFT) / (tokens - 1): the TPOT of vLLM's and SGLang's clients.
 METRIC_ROWS = {
@@ -110,7 +111,8 @@ def metric_rows(header: list[str], rows: list[list[str]]) -> dict[str, object]:
         elif name in TOTAL_ROWS and values.get("mean") is not None:
             out.setdefault(TOTAL_ROWS[name], values["mean"])
         elif any(v is not None for v in values.values()):
-            extra.append({"key": cells[0].strip(), "value": next(c.strip() for c in cells[1:] if _number(c) is not None)})
+            printed = next(c.strip() for c in cells[1:] if _number(c) is not None)
+            extra.append({"key": cells[0].strip(), "value": printed})
     if extra:
         out["extra"] = extra
     return out

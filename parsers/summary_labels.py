@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from parsers.bench_tables import TO_MS
+
 # (label pattern, metric) for latencies; the statistic comes from STATS, the mean when none.
 METRICS = (
     (r"\bttft\b|time[ -]to[ -]first[ -]token|first[ _]token latency", "ttft"),
@@ -21,7 +23,8 @@ METRICS = (
     (r"\be2el?\b|request latency|end[ -]to[ -]end latency|^(?:average |mean |avg )?latency$", "e2e"),
 )
 STATS = ((r"\b(?:median|p50)\b", "median"), (r"\bp90\b", "p90"), (r"\bp95\b", "p95"), (r"\bp99\b", "p99"),
-         (r"\bmax(?:imum)?\b", "max"), (r"\bstd\b", "std"), (r"\b(?:min|minimum)\b", None))
+         (r"\bmax(?:imum)?\b", "max"), (r"\bstd\b", "std"))
+MINIMUM = r"\bmin(?:imum)?\b"  # not a column of the bench table
 # (label pattern, column, unit the value must carry or None) for totals and counts.
 TOTALS = (
     (r"^(?:request throughput|requests?/(?:s|sec|min)|average qps|qps|rps)\b", "request_throughput", None),
@@ -40,7 +43,6 @@ TOTALS = (
 )
 UNIT = r"\((ms|s|sec|seconds|us|ns)\)|\[(ms|s)\]"
 VALUE_UNIT = r"^[-+\d.eE]+\s*(?:±\s*[\d.]+\s*)?(ms|s|sec|seconds|req\w*|tok\w*)\b"
-TO_MS = {"ms": 1.0, "s": 1000.0, "sec": 1000.0, "seconds": 1000.0, "us": 1e-3, "ns": 1e-6}
 
 
 def _first(patterns: tuple, label: pl.Expr) -> pl.Expr:
@@ -58,8 +60,8 @@ def columns(label: pl.Expr, value: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     one = ~value.str.contains(r"\d[\d.]*\s*,\s*\d")  # `0.623, 12.899, 4.401` is several values
     unit = pl.coalesce(label.str.extract(UNIT, 1), label.str.extract(UNIT, 2), value.str.extract(VALUE_UNIT, 1))
     metric = _first(METRICS, label)
-    stat = pl.when(label.str.contains(r"\bmin(?:imum)?\b")).then(pl.lit(None, pl.String)).otherwise(
-        pl.coalesce(_first(STATS[:-1], label), pl.lit("mean")))
+    stat = pl.when(label.str.contains(MINIMUM)).then(pl.lit(None, pl.String)).otherwise(
+        pl.coalesce(_first(STATS, label), pl.lit("mean")))
     ms = unit.replace_strict(TO_MS, default=None, return_dtype=pl.Float64)
     latency = pl.when(metric.is_not_null() & ms.is_not_null() & one).then(metric + "_" + stat)
     total = _total(label, unit)
