@@ -23,9 +23,9 @@ from __future__ import annotations
 import polars as pl
 import regex
 
+from parsers import bench_json, result_tables, summary_labels
 from parsers.bench_tables import BENCH
 from parsers.common import fraction
-from parsers import bench_json, result_tables, summary_labels
 from parsers.config import explode_pairs, repr_dump
 from parsers.spec import LineKind, LogFormat, Sample
 

@@ -71,7 +71,8 @@ TOOLS = (
                               "sharegpt_output_len", "accept_length")),
     ("vllm.bench_serve", ("completed",)),
 )
-MARKS = tuple(f'"{k}"' for _, keys in TOOLS for k in keys) + ('"guidellm_version"', '"median_ttft_ms"', '"output_throughput"', '"duration"',
+MARKS = tuple(f'"{k}"' for _, keys in TOOLS for k in keys) + ('"guidellm_version"',
+                                                             '"median_ttft_ms"', '"output_throughput"', '"duration"',
                                                              '"time_to_first_token"', '"request_throughput"')
 ARRAYS = {"input_lens": "input_len", "output_lens": "output_len", "errors": "error"}
 
@@ -295,8 +296,8 @@ def pasted(lines: list[str]) -> tuple[int, int, object] | None:
     """A JSON document pasted into a ticket: (first, last) index of its lines and the value.
 
     It may follow a fence or a few lines of prose, end at a closing fence, and be cut short
-    (the post, or the stored copy, ended inside it): the longest prefix that closes is kept,
-    its open strings dropped and its brackets closed. None when no prefix parses."""
+    (the post, or the stored copy, ended inside it): it is cut back line by line until what
+    is left parses once its open brackets are closed. None when no such prefix parses."""
     start = next((i for i, line in enumerate(lines[:PROSE + 1]) if line.strip() in ("{", "[")), None)
     if start is None:
         return None
