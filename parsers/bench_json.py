@@ -24,6 +24,7 @@ from datetime import datetime
 import polars as pl
 
 from parsers.bench_tables import BENCH, BENCH_REQUESTS, TO_MS
+from parsers.result_tables import load_level
 from parsers.engine import Context, Parsed
 from parsers.spec import FileFormat
 
@@ -156,14 +157,9 @@ def _guidellm_row(bench: dict) -> dict:
     strategy = (bench.get("config") or {}).get("strategy") or {}
     row: dict = {"tool": "guidellm", "duration_s": _number(bench.get("duration"))}
     kind = strategy.get("type_")
-    if kind == "synchronous":
-        row["max_concurrency"] = 1
-    elif kind == "concurrent":
-        row["max_concurrency"] = strategy.get("streams") or strategy.get("max_concurrency")
-    elif kind in ("constant", "poisson"):
-        row["request_rate"] = _number(strategy.get("rate"))
-    level = row.get("max_concurrency") or row.get("request_rate")
-    row["label"] = f"{kind}@{level:g}" if kind not in (None, "synchronous", "throughput") and level else kind
+    level = _number(strategy.get("streams") or strategy.get("max_concurrency") or strategy.get("rate"))
+    if kind:
+        row.update(load_level(f"{kind}@{level:g}" if kind in ("concurrent", "constant", "poisson") and level else kind))
     totals = metrics.get("request_totals") or {}
     row.update(completed=totals.get("successful"), failed=totals.get("errored"))
     for key, (metric, scale) in GUIDELLM_DISTRIBUTIONS.items():

@@ -186,8 +186,9 @@ def _columns(header_rows: list[list[str]], width: int) -> list[str]:
     return ["/".join(p) for p in paths]
 
 
-def _strategy(name: str) -> dict[str, object]:
-    """GuideLLM's load level: `concurrent@8` is 8 streams, `constant@26.21` and
+def load_level(name: str) -> dict[str, object]:
+    """GuideLLM's load level from its benchmark's name (the tables print it, benchmarks.json
+    gives its parts): `concurrent@8` is 8 streams, `constant@26.21` and
     `poisson@5` a request rate, `synchronous` one stream at a time."""
     kind, _, level = name.partition("@")
     out: dict[str, object] = {"label": name}
@@ -221,7 +222,7 @@ def guidellm_rows(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
             continue
         columns = _columns(header, len(cells))
         name = cells[0].strip()
-        result = results.setdefault(name, {"line_no": line_no, "tool": "guidellm", **_strategy(name)})
+        result = results.setdefault(name, {"line_no": line_no, "tool": "guidellm", **load_level(name)})
         for column, cell in zip(columns[1:], cells[1:]):
             _guidellm_cell(result, column, _number(cell))
     return list(results.values())
@@ -287,7 +288,7 @@ def guidellm_csv(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
         for path, cell in zip(paths, cells):
             group, name, stat = path.split("/", 2) if path.count("/") >= 2 else (path, "", "")
             if path == "benchmark/strategy/":
-                row.update(_strategy(cell.strip()))
+                row.update(load_level(cell.strip()))
             elif path in GUIDELLM_CSV_COLUMNS and _number(cell) is not None:
                 column, scale = GUIDELLM_CSV_COLUMNS[path]
                 row[column] = _number(cell) * scale
