@@ -108,5 +108,5 @@ def test_fuzz_fast(name):
 @pytest.mark.long
 @pytest.mark.parametrize("name", list(parsers.FORMATS))
 def test_fuzz_long(name):
-    files, lines = fuzz(name, examples=260, lines=(400, 500))
-    assert files == 260 and lines >= LONG_LINES
+    files, lines = fuzz(name, examples=125, lines=(800, 900))
+    assert files == 125 and lines >= LONG_LINES
