@@ -47,7 +47,6 @@ KNOWN_CYCLES: set[frozenset[str]] = {
     frozenset({"loganalyze.report.model", "loganalyze.report.tables"}),
 }
 KNOWN_UPWARD: set[tuple[str, str]] = {
-    ("parsers.userformat", "loganalyze.store"),
     ("loganalyze.engines", "loganalyze"),
     ("loganalyze.report.model", "loganalyze"),
     ("loganalyze.run", "loganalyze.metrics"),
