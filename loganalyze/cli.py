@@ -15,6 +15,7 @@ import click
 import loganalyze
 from loganalyze.errors import LoganalyzeError
 from loganalyze.ingest import ingest as do_ingest
+from loganalyze.labels import parse_labels
 from loganalyze.progress import ProgressBar
 from loganalyze.diagnosis import SEVERITIES
 from loganalyze.diagnosis import diagnose as run_diagnosis
@@ -140,7 +141,6 @@ def ingest(paths, run, store, as_format, year, quiet, engine, labels, strict, ou
       kubectl logs sglang-0 | loganalyze ingest - --run prod
       loganalyze ingest 's3://logs/2026-11-29/**/*.log.gz' --store s3://fleet/store --engine ray
     """
-    from loganalyze.ingest import parse_labels
 
     bar = ProgressBar(enabled=not quiet and engine == "local")
     result = do_ingest(paths, run=run, store=Store(store), as_format=as_format, year=year, progress=bar.update,
@@ -406,7 +406,6 @@ def query(sql, runs, store, out_format, output, where, no_redact):
     """
     from loganalyze import export
     from loganalyze.escape import terminal
-    from loganalyze.ingest import parse_labels
     from loganalyze.query import query as run_query
 
     fmt = out_format or (export.format_of(output) if output else None) or "table"
@@ -499,8 +498,6 @@ def fleet_summary(store, since, where, out_format):
       loganalyze fleet summary --since 2026-11-29 --where cluster=a --format json
     """
     from loganalyze.fleet import parse_since, render_summary, summary
-    from loganalyze.ingest import parse_labels
-
     from loganalyze.escape import terminal
     from loganalyze.redact import redact
 

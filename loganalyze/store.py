@@ -4,7 +4,7 @@ Layout: `<root>/<table>/run=<run>/<source-id>-<part>.parquet` and `<root>/catalo
 The catalog is the commit point: a table file counts only once its source is in the
 catalog, and the catalog is replaced atomically (write a temp file, fsync, rename). So a
 crash at any moment leaves the store as it was before or after a commit (an ingest of
-many files commits chunk by chunk, loganalyze/ingest.py `chunks`), with whole sources
+many files commits chunk by chunk, loganalyze/ingest/inputs.py `chunks`), with whole sources
 only; files left from a crash are removed by the next writer (`cleanup`).
 
 Writers serialise on an fcntl lock around every read-modify-write of the catalog (commit,

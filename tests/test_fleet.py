@@ -111,7 +111,7 @@ def test_s3_store_commits_chunk_by_chunk(s3, tmp_path, monkeypatch):
     first made; the same ingest again adds nothing; the tables equal one local commit's."""
     local = tmp_path / "store"
     la.ingest(sorted(str(p) for p in (s3["local"] / "c1").glob("*.log.gz"))[:5], store=local)
-    monkeypatch.setattr(sys.modules["loganalyze.ingest"], "CHUNK_FILES", 2)
+    monkeypatch.setattr(sys.modules["loganalyze.ingest.inputs"], "CHUNK_FILES", 2)
     remote, inputs = fresh(), [f"{DAY}/c1/host005{i}.log.gz" for i in range(5)]
     assert la.ingest(inputs, store=remote).run == "run1"
     again = la.ingest(inputs, run="run1", store=remote)
