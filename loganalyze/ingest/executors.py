@@ -25,7 +25,6 @@ from loganalyze.ingest.results import SourceResult, Tally
 from loganalyze.ingest.source import stage_file
 from loganalyze.reader import BATCH_BYTES
 from loganalyze.store import Staging, Store
-from parsers.userformat import INSTALLED, load_formats
 
 POOL_MIN_BYTES = 32 << 20  # files worth starting worker processes for (stage_in_processes)
 ENGINES = ("local", "ray")
@@ -79,6 +78,8 @@ def stage_on_ray(store: Store, run: str | None, paths: list[str], as_format: str
                  year: int | None, labels: dict[str, str], tally: Tally) -> list[Staged]:
     """One Ray task per file; waits for all, so that the stagings of the tasks that
     succeeded are discarded when another failed."""
+    from parsers.userformat import INSTALLED  # see stage_with_formats
+
     ray = connect()
     task = ray.remote(stage_with_formats)
     formats = [str(user.path) for user in INSTALLED.values()]
@@ -100,6 +101,11 @@ def stage_with_formats(formats: list[str], *args) -> Staged:
     """stage_file in a Ray worker, a fresh process: the format files the driver loaded
     (--formats) are loaded there first, so both engines know the same formats. The files
     must be readable on the workers (this machine, or a shared folder)."""
+    # Imported here: parsers.userformat imports loganalyze.errors, and so this package,
+    # whose __init__ imports ingest; imported at the top, `import parsers.userformat` first
+    # would meet itself half-made.
+    from parsers.userformat import load_formats
+
     if formats:
         load_formats(formats)
     return stage_file(*args)
