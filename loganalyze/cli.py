@@ -15,6 +15,7 @@ import click
 import loganalyze
 from loganalyze.errors import LoganalyzeError
 from loganalyze.ingest import ingest as do_ingest
+from loganalyze.ingest.executors import EXECUTORS
 from loganalyze.labels import parse_labels
 from loganalyze.progress import ProgressBar
 from loganalyze.diagnosis import SEVERITIES
@@ -111,15 +112,17 @@ def main(formats, s3_endpoint) -> None:
 @click.option("--year", type=click.IntRange(1970, 9999), default=None,
               help="Year for logs whose timestamps print none (vLLM), 1970-9999.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+@click.option("--executor", type=click.Choice(EXECUTORS), default="local", show_default=True,
               help="Where files are parsed: here, one after another, or as Ray tasks, one per file "
                    "(pip install 'loganalyze[ray]'; $RAY_ADDRESS, else a local cluster).")
+@click.option("--engine", "old_executor", type=click.Choice(EXECUTORS), default=None, hidden=True,
+              help="Deprecated name of --executor.")
 @click.option("--label", "labels", multiple=True, metavar="KEY=VALUE",
               help="Label every source (repeatable): cluster=a, host=b, ... become query columns and "
                    "name servers in `fleet summary`.")
 @click.option("--strict", is_flag=True, help="Fail when any file is of no known format (default: skip it and say so).")
 @fmt_option("text", "json")
-def ingest(paths, run, store, as_format, year, quiet, engine, labels, strict, out_format):
+def ingest(paths, run, store, as_format, year, quiet, executor, old_executor, labels, strict, out_format):
     """Parse log files into the run store.
 
     PATHS are server logs (SGLang, vLLM), NCCL logs or benchmark outputs, plain, .gz or
@@ -139,12 +142,15 @@ def ingest(paths, run, store, as_format, year, quiet, engine, labels, strict, ou
       loganalyze ingest server.log nccl.log --run run42
       loganalyze ingest run42/ --run run42          # a folder of logs and client outputs
       kubectl logs sglang-0 | loganalyze ingest - --run prod
-      loganalyze ingest 's3://logs/2026-11-29/**/*.log.gz' --store s3://fleet/store --engine ray
+      loganalyze ingest 's3://logs/2026-11-29/**/*.log.gz' --store s3://fleet/store --executor ray
     """
 
-    bar = ProgressBar(enabled=not quiet and engine == "local")
+    if old_executor:  # users' scripts have it; "engine" now means the inference engine only
+        click.echo("loganalyze: --engine is deprecated, use --executor (the same values)", err=True)
+        executor = old_executor
+    bar = ProgressBar(enabled=not quiet and executor == "local")
     result = do_ingest(paths, run=run, store=Store(store), as_format=as_format, year=year, progress=bar.update,
-                       engine=engine, labels=parse_labels(labels), strict=strict)
+                       executor=executor, labels=parse_labels(labels), strict=strict)
     bar.close()
     if out_format == "json":
         print_json(result.to_dict())

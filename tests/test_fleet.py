@@ -178,11 +178,11 @@ def test_ray_engine_equals_local_engine_row_for_row(s3, tmp_path):
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         by_ray, by_local = fresh(), fresh()
-        got = la.ingest([f"{DAY}/**/*.log.gz"], store=by_ray, engine="ray", labels={"cluster": "x"})
+        got = la.ingest([f"{DAY}/**/*.log.gz"], store=by_ray, executor="ray", labels={"cluster": "x"})
         assert len(got.sources) == SERVERS and not any(s.skipped for s in got.sources)
-        la.ingest([f"{DAY}/**/*.log.gz"], store=by_local, engine="local", labels={"cluster": "x"})
+        la.ingest([f"{DAY}/**/*.log.gz"], store=by_local, executor="local", labels={"cluster": "x"})
         la.load_formats([FORMATS / "llamacpp.toml"])  # a format file: workers load it too
-        user = la.ingest([str(FORMATS / "llamacpp.log")], store=tmp_path / "store", engine="ray")
+        user = la.ingest([str(FORMATS / "llamacpp.log")], store=tmp_path / "store", executor="ray")
         here = la.ingest([str(FORMATS / "llamacpp.log")], store=tmp_path / "local")
         assert user.sources[0].format == "llamacpp-example" and user.sources[0].tables == here.sources[0].tables
     finally:

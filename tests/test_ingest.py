@@ -307,3 +307,17 @@ def test_a_failure_after_some_chunks_keeps_them_and_says_how_to_add_the_rest(tmp
     assert len(Store(store).run("run1")["sources"]) == 6
     assert seen[-1][2:] == (6, 6)  # files done, files in all
     assert seen[-1][:2] == (sum(p.stat().st_size for p in paths[4:]), 2 * (len(LINES) + 1))
+
+
+def test_engine_is_a_deprecated_name_of_executor(tmp_path, log):
+    """`--engine local` (users' scripts) still works, saying so in one line; the store is the same."""
+    runner = CliRunner()
+    old = runner.invoke(main, ["ingest", str(log), "--store", str(tmp_path / "a"), "-q", "--engine", "local"])
+    new = runner.invoke(main, ["ingest", str(log), "--store", str(tmp_path / "b"), "-q", "--executor", "local"])
+    assert old.exit_code == new.exit_code == 0
+    assert old.stderr.splitlines() == ["loganalyze: --engine is deprecated, use --executor (the same values)"]
+    assert new.stderr == "" and old.stdout.replace(str(tmp_path / "a"), "") == new.stdout.replace(str(tmp_path / "b"), "")
+    with pytest.warns(DeprecationWarning, match="executor="):
+        import loganalyze as la
+
+        la.ingest([log], store=tmp_path / "c", engine="local")

@@ -13,6 +13,7 @@ formats' tables), `results`.
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -26,10 +27,11 @@ __all__ = ["IngestResult", "SourceResult", "ingest"]
 
 def ingest(paths: Iterable[str | Path], run: str | None = None, store: Store | str | Path | None = None,
            as_format: str | None = None, year: int | None = None,
-           progress: Progress | None = None, engine: str = "local",
-           labels: dict[str, str] | None = None, strict: bool = False) -> IngestResult:
+           progress: Progress | None = None, executor: str = "local",
+           labels: dict[str, str] | None = None, strict: bool = False, engine: str | None = None) -> IngestResult:
     """Parse each input into run `run` (a new `run<N>` if None); '-' reads standard input,
-    s3:// URLs and globs name objects. `engine` ("local" or "ray") runs the per-file parsing;
+    s3:// URLs and globs name objects. `executor` ("local" or "ray") runs the per-file parsing
+    (`engine` is its deprecated name);
     `labels` (cluster, host, ...) are stored with each source and become query columns;
     `progress(bytes, lines, files_done, files)` is called as the ingest goes.
 
@@ -40,6 +42,9 @@ def ingest(paths: Iterable[str | Path], run: str | None = None, store: Store | s
     A file of no known format is left out and said so (`refused`); it is an error when
     nothing else was given, or with `strict`.
     """
+    if engine is not None:
+        warnings.warn("ingest(engine=) is deprecated: use executor= (the same values)", DeprecationWarning, stacklevel=2)
+        executor = engine
     store = store if isinstance(store, Store) else Store(store)
     paths = expand_inputs(paths)
     if not paths:
@@ -50,7 +55,7 @@ def ingest(paths: Iterable[str | Path], run: str | None = None, store: Store | s
     results: list[SourceResult] = []
     target, committed = run, 0
     try:
-        with contextlib.closing(stage_chunks(engine, store, run, paths, as_format, year, labels or {},
+        with contextlib.closing(stage_chunks(executor, store, run, paths, as_format, year, labels or {},
                                              Tally(progress, len(paths)))) as staging:
             for staged in staging:
                 results += [result for result, _, _ in staged]

@@ -27,20 +27,20 @@ from loganalyze.reader import BATCH_BYTES
 from loganalyze.store import Staging, Store
 
 POOL_MIN_BYTES = 32 << 20  # files worth starting worker processes for (stage_in_processes)
-ENGINES = ("local", "ray")
+EXECUTORS = ("local", "ray")
 Staged = tuple[SourceResult, "dict | None", Staging]
 
 
-def stage_chunks(engine: str, store: Store, run: str | None, paths: list[str], as_format: str | None,
+def stage_chunks(executor: str, store: Store, run: str | None, paths: list[str], as_format: str | None,
                  year: int | None, labels: dict[str, str], tally: Tally) -> Iterator[list[Staged]]:
     """Every input staged, in input order, a chunk at a time: the next chunk is staged once
     the caller asks for it (after committing this one). On an error nothing of the chunk
     under way stays staged."""
-    if engine not in ENGINES:
-        raise LoganalyzeError(f"unknown engine {engine!r}; engines: {', '.join(ENGINES)}")
-    if engine == "ray":
+    if executor not in EXECUTORS:
+        raise LoganalyzeError(f"unknown executor {executor!r}; executors: {', '.join(EXECUTORS)}")
+    if executor == "ray":
         if "-" in paths:
-            raise LoganalyzeError("--engine ray cannot read standard input ('-'): give files or URLs")
+            raise LoganalyzeError("--executor ray cannot read standard input ('-'): give files or URLs")
         for chunk in chunks(paths):
             yield stage_on_ray(store, run, chunk, as_format, year, labels, tally)
         return
@@ -99,7 +99,7 @@ def stage_on_ray(store: Store, run: str | None, paths: list[str], as_format: str
 
 def stage_with_formats(formats: list[str], *args) -> Staged:
     """stage_file in a Ray worker, a fresh process: the format files the driver loaded
-    (--formats) are loaded there first, so both engines know the same formats. The files
+    (--formats) are loaded there first, so both executors know the same formats. The files
     must be readable on the workers (this machine, or a shared folder)."""
     # Imported here: parsers.userformat imports loganalyze.errors, and so this package,
     # whose __init__ imports ingest; imported at the top, `import parsers.userformat` first
@@ -116,7 +116,7 @@ def connect():
     try:
         import ray
     except ImportError:
-        raise LoganalyzeError("--engine ray needs Ray: pip install 'loganalyze[ray]'") from None
+        raise LoganalyzeError("--executor ray needs Ray: pip install 'loganalyze[ray]'") from None
     if not ray.is_initialized():
         ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
     return ray
