@@ -18,10 +18,9 @@ from loganalyze.ingest import ingest as do_ingest
 from loganalyze.ingest.executors import EXECUTORS
 from loganalyze.labels import parse_labels
 from loganalyze.progress import ProgressBar
-from loganalyze.diagnosis import SEVERITIES
 from loganalyze.diagnosis import diagnose as run_diagnosis
 from loganalyze.metrics import compute as compute_metrics
-from loganalyze.regression import parse_limit, regressions
+from loganalyze.regression import failed, parse_limit, regressions
 from loganalyze.render import (metrics_csv, print_json, render_findings_md, render_findings_text, render_ingest,
                                render_metrics, render_runs, render_show)
 from loganalyze.store import Store
@@ -273,7 +272,7 @@ def diagnose(run, store, baseline, out_format, fail_on, max_regression, no_redac
     for w in worse:
         click.echo(f"loganalyze: regression: {w['metric']} {w['run']:,.1f} vs {w['baseline']:,.1f} in {baseline} "
                    f"({w['regression']:.0%} worse, limit {max_regression})", err=True)
-    if worse or (fail_on and any(SEVERITIES.index(f.severity) <= SEVERITIES.index(fail_on) for f in findings)):
+    if failed(findings, fail_on, worse):
         sys.exit(1)
 
 
