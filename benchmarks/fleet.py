@@ -1,7 +1,7 @@
-"""Fleet ingest speed: files/s and MB/s of the local and Ray engines on many small server logs.
+"""Fleet ingest speed: files/s and MB/s of the local and Ray executors on many small server logs.
 
     python benchmarks/fleet.py                       # 400 logs of 2,000 lines, local then ray
-    python benchmarks/fleet.py --files 1000 --lines 500 --engines ray --cpus 2
+    python benchmarks/fleet.py --files 1000 --lines 500 --executors ray --cpus 2
     python benchmarks/fleet.py --s3                  # store and inputs on a moto server (127.0.0.1)
 
 Each log is a gzipped SGLang server log (`Decode batch` lines, one a second; every tenth
@@ -57,11 +57,11 @@ def write_logs(folder: Path, files: int, lines: int) -> list[Path]:
     return paths
 
 
-def timed(engine: str, inputs: list[str], store: str) -> float:
+def timed(executor: str, inputs: list[str], store: str) -> float:
     import loganalyze as la
 
     start = time.perf_counter()
-    la.ingest(inputs, store=store, engine=engine)
+    la.ingest(inputs, store=store, executor=executor)
     return time.perf_counter() - start
 
 
@@ -69,7 +69,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", type=int, default=400)
     ap.add_argument("--lines", type=int, default=2000)
-    ap.add_argument("--engines", default="local,ray")
+    ap.add_argument("--executors", default="local,ray")
     ap.add_argument("--cpus", type=int, default=os.cpu_count())
     ap.add_argument("--s3", action="store_true", help="store and inputs on a moto S3 server on 127.0.0.1")
     args = ap.parse_args()
@@ -82,22 +82,22 @@ def main() -> None:
         inputs, store_of = s3_setup(work / "logs")
     out = {"files": args.files, "lines_per_file": args.lines, "gz_mb": size / 1e6, "raw_mb": raw / 1e6,
            "cpus": args.cpus}
-    for engine in args.engines.split(","):
-        if engine == "ray":
+    for executor in args.executors.split(","):
+        if executor == "ray":
             import ray
 
             start = time.perf_counter()
             ray.init(num_cpus=args.cpus, include_dashboard=False, log_to_driver=False)
             out["ray_start_s"] = time.perf_counter() - start
             timed("ray", inputs[:args.cpus], store_of("warmup"))  # workers imported, as in a long-lived cluster
-        seconds = timed(engine, inputs, store_of(engine))
-        out[engine] = {"s": round(seconds, 2), "files_per_s": round(args.files / seconds, 1),
+        seconds = timed(executor, inputs, store_of(executor))
+        out[executor] = {"s": round(seconds, 2), "files_per_s": round(args.files / seconds, 1),
                        "raw_mb_per_s": round(raw / 1e6 / seconds, 1)}
     print(json.dumps(out, indent=1))
 
 
 def s3_setup(logs: Path):
-    """A moto server on 127.0.0.1 holding the logs; returns the input URL glob and a store URL per engine."""
+    """A moto server on 127.0.0.1 holding the logs; returns the input URL glob and a store URL per executor."""
     import boto3
     from moto.server import ThreadedMotoServer
 

@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING
 from loganalyze.errors import LoganalyzeError
 from loganalyze.ingest import ingest
 from loganalyze.query import query
-from loganalyze.run import Run, open_run
+from loganalyze.api import Run, open_run
+from loganalyze.version import __version__
 
 if TYPE_CHECKING:
     from parsers.userformat import UserFormat
 
 __all__ = ["LoganalyzeError", "Run", "ingest", "load_formats", "open_run", "query"]
-__version__ = "0.1.0"
 
 
 def load_formats(paths: Iterable[str | Path] | None = None) -> list[UserFormat]:

@@ -15,11 +15,12 @@ import click
 import loganalyze
 from loganalyze.errors import LoganalyzeError
 from loganalyze.ingest import ingest as do_ingest
+from loganalyze.ingest.executors import EXECUTORS
+from loganalyze.labels import parse_labels
 from loganalyze.progress import ProgressBar
-from loganalyze.diagnosis import SEVERITIES
 from loganalyze.diagnosis import diagnose as run_diagnosis
 from loganalyze.metrics import compute as compute_metrics
-from loganalyze.regression import parse_limit, regressions
+from loganalyze.regression import failed, parse_limit, regressions
 from loganalyze.render import (metrics_csv, print_json, render_findings_md, render_findings_text, render_ingest,
                                render_metrics, render_runs, render_show)
 from loganalyze.store import Store
@@ -110,15 +111,17 @@ def main(formats, s3_endpoint) -> None:
 @click.option("--year", type=click.IntRange(1970, 9999), default=None,
               help="Year for logs whose timestamps print none (vLLM), 1970-9999.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+@click.option("--executor", type=click.Choice(EXECUTORS), default="local", show_default=True,
               help="Where files are parsed: here, one after another, or as Ray tasks, one per file "
                    "(pip install 'loganalyze[ray]'; $RAY_ADDRESS, else a local cluster).")
+@click.option("--engine", "old_executor", type=click.Choice(EXECUTORS), default=None, hidden=True,
+              help="Deprecated name of --executor.")
 @click.option("--label", "labels", multiple=True, metavar="KEY=VALUE",
               help="Label every source (repeatable): cluster=a, host=b, ... become query columns and "
                    "name servers in `fleet summary`.")
 @click.option("--strict", is_flag=True, help="Fail when any file is of no known format (default: skip it and say so).")
 @fmt_option("text", "json")
-def ingest(paths, run, store, as_format, year, quiet, engine, labels, strict, out_format):
+def ingest(paths, run, store, as_format, year, quiet, executor, old_executor, labels, strict, out_format):
     """Parse log files into the run store.
 
     PATHS are server logs (SGLang, vLLM), NCCL logs or benchmark outputs, plain, .gz or
@@ -138,13 +141,15 @@ def ingest(paths, run, store, as_format, year, quiet, engine, labels, strict, ou
       loganalyze ingest server.log nccl.log --run run42
       loganalyze ingest run42/ --run run42          # a folder of logs and client outputs
       kubectl logs sglang-0 | loganalyze ingest - --run prod
-      loganalyze ingest 's3://logs/2026-11-29/**/*.log.gz' --store s3://fleet/store --engine ray
+      loganalyze ingest 's3://logs/2026-11-29/**/*.log.gz' --store s3://fleet/store --executor ray
     """
-    from loganalyze.ingest import parse_labels
 
-    bar = ProgressBar(enabled=not quiet and engine == "local")
+    if old_executor:  # users' scripts have it; "engine" now means the inference engine only
+        click.echo("loganalyze: --engine is deprecated, use --executor (the same values)", err=True)
+        executor = old_executor
+    bar = ProgressBar(enabled=not quiet and executor == "local")
     result = do_ingest(paths, run=run, store=Store(store), as_format=as_format, year=year, progress=bar.update,
-                       engine=engine, labels=parse_labels(labels), strict=strict)
+                       executor=executor, labels=parse_labels(labels), strict=strict)
     bar.close()
     if out_format == "json":
         print_json(result.to_dict())
@@ -267,7 +272,7 @@ def diagnose(run, store, baseline, out_format, fail_on, max_regression, no_redac
     for w in worse:
         click.echo(f"loganalyze: regression: {w['metric']} {w['run']:,.1f} vs {w['baseline']:,.1f} in {baseline} "
                    f"({w['regression']:.0%} worse, limit {max_regression})", err=True)
-    if worse or (fail_on and any(SEVERITIES.index(f.severity) <= SEVERITIES.index(fail_on) for f in findings)):
+    if failed(findings, fail_on, worse):
         sys.exit(1)
 
 
@@ -406,7 +411,6 @@ def query(sql, runs, store, out_format, output, where, no_redact):
     """
     from loganalyze import export
     from loganalyze.escape import terminal
-    from loganalyze.ingest import parse_labels
     from loganalyze.query import query as run_query
 
     fmt = out_format or (export.format_of(output) if output else None) or "table"
@@ -499,8 +503,6 @@ def fleet_summary(store, since, where, out_format):
       loganalyze fleet summary --since 2026-11-29 --where cluster=a --format json
     """
     from loganalyze.fleet import parse_since, render_summary, summary
-    from loganalyze.ingest import parse_labels
-
     from loganalyze.escape import terminal
     from loganalyze.redact import redact
 

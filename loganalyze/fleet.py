@@ -12,6 +12,7 @@ import re
 from datetime import datetime, timedelta, timezone
 
 from loganalyze.catalog import select_runs
+from loganalyze.diagnosis import diagnose
 from loganalyze.diagnosis.base import SEVERITIES
 from loganalyze.errors import LoganalyzeError
 from loganalyze.query import partition_values, restrict, view
@@ -52,7 +53,7 @@ def summary(store: Store, since: datetime | None, where: dict[str, str] | None =
     found, rows = servers(store, since), []
     for (run, cluster, host), ids in sorted(found.items()):
         only = view(store, lambda _, src, ids=ids: src["id"] in ids)
-        findings = Run(run, only).diagnose()
+        findings = diagnose(Run(run, only))
         if findings:
             worst = min(findings, key=lambda f: SEVERITIES.index(f.severity)).severity
             rows.append({"cluster": cluster, "host": host, "run": run, "sources": len(ids), "worst": worst,

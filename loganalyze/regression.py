@@ -1,4 +1,5 @@
-"""A deployment gate: did this run get slower than its baseline by more than a limit?
+"""The gates of `diagnose` (CI, deployments): did this run get slower than its baseline by
+more than a limit, and does it have a finding of a given severity or worse (`failed`)?
 
 Throughput is compared where both runs have it: the benchmark sweep's single-stream and
 peak output tok/s (and TTFT/TPOT at peak for latency); without sweeps, the servers'
@@ -8,6 +9,9 @@ baseline: (base - run) / base for throughput, (run - base) / base for latency.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from loganalyze.diagnosis.base import SEVERITIES, Finding
 from loganalyze.errors import LoganalyzeError
 from loganalyze.metrics.base import Family
 
@@ -57,3 +61,11 @@ def regressions(run: dict[str, Family], base: dict[str, Family], limit: float) -
         if loss > limit:
             out.append({"metric": label, "run": now, "baseline": before, "regression": round(loss, 4)})
     return sorted(out, key=lambda r: -r["regression"])
+
+
+def failed(findings: Sequence[Finding], fail_on: str | None, worse: list[dict]) -> bool:
+    """Whether the gate fails (`diagnose` exits 1): a regression past its limit (`worse`, from
+    `regressions`), or, with `fail_on` (warning, critical), a finding of that severity or worse."""
+    if worse:
+        return True
+    return fail_on is not None and any(SEVERITIES.index(f.severity) <= SEVERITIES.index(fail_on) for f in findings)

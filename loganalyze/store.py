@@ -4,7 +4,7 @@ Layout: `<root>/<table>/run=<run>/<source-id>-<part>.parquet` and `<root>/catalo
 The catalog is the commit point: a table file counts only once its source is in the
 catalog, and the catalog is replaced atomically (write a temp file, fsync, rename). So a
 crash at any moment leaves the store as it was before or after a commit (an ingest of
-many files commits chunk by chunk, loganalyze/ingest.py `chunks`), with whole sources
+many files commits chunk by chunk, loganalyze/ingest/inputs.py `chunks`), with whole sources
 only; files left from a crash are removed by the next writer (`cleanup`).
 
 Writers serialise on an fcntl lock around every read-modify-write of the catalog (commit,
@@ -31,11 +31,10 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from loganalyze.errors import LoganalyzeError
-from parsers.tables import SCHEMAS, conform, empty
+from parsers.tables import SCHEMAS, TABLE_NAME, conform, empty
 
 # \Z, not $: `$` also matches before a final newline, and a name is used as a path.
 RUN_NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}\Z")
-TABLE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}\Z")
 SOURCE_ID = re.compile(r"^[0-9a-f]{16}\Z")
 CATALOG = "catalog.json"
 # zstd 1 writes ~15% faster than the default 3 and log tables come out the same size.

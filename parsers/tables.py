@@ -7,8 +7,12 @@ every format's sample lines to check it); the store writes exactly these columns
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
+# A table's name is a folder name in the store and a SQL table name: lower case, \Z not $.
+TABLE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}\Z")
 I, F, S, B = pl.Int64, pl.Float64, pl.String, pl.Boolean
 TS = pl.Datetime("us")
 PAIRS = pl.List(pl.Struct({"key": S, "value": S}))

@@ -27,12 +27,11 @@ import regex
 
 import parsers
 from loganalyze.errors import LoganalyzeError
-from loganalyze.store import TABLE_NAME
 from loganalyze.wrappers import unwrap
 from parsers.config import key_equals_value, repr_dump, typed
 from parsers.engine import Context, parse
 from parsers.spec import Handler, Key, LineKind, LogFormat, Sample, TsFormat, expected
-from parsers.tables import COMMON, SCHEMAS, register
+from parsers.tables import COMMON, SCHEMAS, TABLE_NAME, register
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -111,7 +111,7 @@ def test_s3_store_commits_chunk_by_chunk(s3, tmp_path, monkeypatch):
     first made; the same ingest again adds nothing; the tables equal one local commit's."""
     local = tmp_path / "store"
     la.ingest(sorted(str(p) for p in (s3["local"] / "c1").glob("*.log.gz"))[:5], store=local)
-    monkeypatch.setattr(sys.modules["loganalyze.ingest"], "CHUNK_FILES", 2)
+    monkeypatch.setattr(sys.modules["loganalyze.ingest.inputs"], "CHUNK_FILES", 2)
     remote, inputs = fresh(), [f"{DAY}/c1/host005{i}.log.gz" for i in range(5)]
     assert la.ingest(inputs, store=remote).run == "run1"
     again = la.ingest(inputs, run="run1", store=remote)
@@ -178,11 +178,11 @@ def test_ray_engine_equals_local_engine_row_for_row(s3, tmp_path):
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         by_ray, by_local = fresh(), fresh()
-        got = la.ingest([f"{DAY}/**/*.log.gz"], store=by_ray, engine="ray", labels={"cluster": "x"})
+        got = la.ingest([f"{DAY}/**/*.log.gz"], store=by_ray, executor="ray", labels={"cluster": "x"})
         assert len(got.sources) == SERVERS and not any(s.skipped for s in got.sources)
-        la.ingest([f"{DAY}/**/*.log.gz"], store=by_local, engine="local", labels={"cluster": "x"})
+        la.ingest([f"{DAY}/**/*.log.gz"], store=by_local, executor="local", labels={"cluster": "x"})
         la.load_formats([FORMATS / "llamacpp.toml"])  # a format file: workers load it too
-        user = la.ingest([str(FORMATS / "llamacpp.log")], store=tmp_path / "store", engine="ray")
+        user = la.ingest([str(FORMATS / "llamacpp.log")], store=tmp_path / "store", executor="ray")
         here = la.ingest([str(FORMATS / "llamacpp.log")], store=tmp_path / "local")
         assert user.sources[0].format == "llamacpp-example" and user.sources[0].tables == here.sources[0].tables
     finally:

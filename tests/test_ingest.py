@@ -237,7 +237,7 @@ def test_workers_die_with_a_killed_ingest(tmp_path):
         path = tmp_path / f"host{i}.log"
         path.write_text(f"host {i}\n" + ("\n".join(LINES) + "\n") * 20_000)
         logs.append(str(path))
-    code = ("import sys\nimport loganalyze.ingest\nsys.modules['loganalyze.ingest'].POOL_MIN_BYTES = 0\n"
+    code = ("import sys\nimport loganalyze.ingest.executors\nsys.modules['loganalyze.ingest.executors'].POOL_MIN_BYTES = 0\n"
             "from loganalyze.cli import main\nimport sys\n"
             f"sys.argv = ['loganalyze', 'ingest', *{logs!r}, '--store', {str(tmp_path / 's')!r}, '-q']\nmain()")
     workers: list[int] = []
@@ -289,7 +289,7 @@ def test_a_failure_after_some_chunks_keeps_them_and_says_how_to_add_the_rest(tmp
     from loganalyze.errors import LoganalyzeError
     from loganalyze.store import Store
 
-    monkeypatch.setattr(sys.modules["loganalyze.ingest"], "CHUNK_FILES", 2)
+    monkeypatch.setattr(sys.modules["loganalyze.ingest.inputs"], "CHUNK_FILES", 2)
     paths = []
     for i in range(6):
         paths.append(tmp_path / f"host{i}.log")
@@ -307,3 +307,17 @@ def test_a_failure_after_some_chunks_keeps_them_and_says_how_to_add_the_rest(tmp
     assert len(Store(store).run("run1")["sources"]) == 6
     assert seen[-1][2:] == (6, 6)  # files done, files in all
     assert seen[-1][:2] == (sum(p.stat().st_size for p in paths[4:]), 2 * (len(LINES) + 1))
+
+
+def test_engine_is_a_deprecated_name_of_executor(tmp_path, log):
+    """`--engine local` (users' scripts) still works, saying so in one line; the store is the same."""
+    runner = CliRunner()
+    old = runner.invoke(main, ["ingest", str(log), "--store", str(tmp_path / "a"), "-q", "--engine", "local"])
+    new = runner.invoke(main, ["ingest", str(log), "--store", str(tmp_path / "b"), "-q", "--executor", "local"])
+    assert old.exit_code == new.exit_code == 0
+    assert old.stderr.splitlines() == ["loganalyze: --engine is deprecated, use --executor (the same values)"]
+    assert new.stderr == "" and old.stdout.replace(str(tmp_path / "a"), "") == new.stdout.replace(str(tmp_path / "b"), "")
+    with pytest.warns(DeprecationWarning, match="executor="):
+        import loganalyze as la
+
+        la.ingest([log], store=tmp_path / "c", engine="local")

@@ -14,7 +14,7 @@ import parsers
 from conftest import SAMPLES, mutate, sample
 from loganalyze.diagnosis import hang, nccl_bandwidth, nccl_tests_mpi, nccl_transport
 from loganalyze.diagnosis.base import Context as DiagContext
-from loganalyze.ingest import parse_batch
+from loganalyze.ingest.dispatch import parse_batch
 from loganalyze.metrics.nccl import nccl
 from parsers import nccl as nccl_format
 from parsers import nccl_tests

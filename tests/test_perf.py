@@ -114,7 +114,7 @@ def test_files_staged_in_processes_make_the_same_store(tmp_path, monkeypatch):
 
     import loganalyze as la
 
-    ingest_module = sys.modules["loganalyze.ingest"]
+    ingest_module = sys.modules["loganalyze.ingest.executors"]
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from generate import generate
 
@@ -238,7 +238,7 @@ def test_scan_for_lines_opens_only_the_files_that_hold_them(tmp_path, monkeypatc
     from loganalyze import reader
     from loganalyze.store import Store
 
-    ingest_module = importlib.import_module("loganalyze.ingest")
+    ingest_module = importlib.import_module("loganalyze.ingest.source")
     monkeypatch.setattr(ingest_module, "read_batches", lambda p, s: reader.read_batches(p, s, batch_bytes=20_000))
     log = ROOT / "fixtures" / "reference" / "sglang-eagle3" / "server.log"
     store = Store(tmp_path / "s")

@@ -76,3 +76,14 @@ def test_max_regression_gates_a_deployment(tmp_path):
     assert same.exit_code == 0 and json.loads(same.stdout)["regressions"] == []
     bad = runner.invoke(main, [*gate, "--max-regression", "lots"])
     assert bad.exit_code == 2 and "percentage" in bad.output
+
+
+def test_the_gate_is_in_the_library():
+    """`diagnose --fail-on`/`--max-regression` decide through regression.failed, which a CI
+    script can call too."""
+    from loganalyze.diagnosis.base import Finding
+    from loganalyze.regression import failed
+
+    warning = Finding("x", "warning", "t", "v", 0.0, "", "")
+    assert not failed([warning], None, []) and not failed([warning], "critical", [])
+    assert failed([warning], "warning", []) and failed([], None, [{"metric": "peak"}])

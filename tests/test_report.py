@@ -22,7 +22,7 @@ from loganalyze.metrics.base import Family
 from loganalyze.redact import redact, redact_expr, redact_frame, redact_obj
 from loganalyze.report import build_report
 from loganalyze.report import charts
-from loganalyze.report.tables import template_expr
+from loganalyze.report.model import template_expr
 
 from conftest import ROOT
 

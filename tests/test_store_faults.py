@@ -36,7 +36,7 @@ from loganalyze.errors import LoganalyzeError
 from loganalyze.store import Store
 from store_helpers import ROOT, cli, cli_command, counts, rows_on_disk, sglang_log, snapshot
 
-INGEST = importlib.import_module("loganalyze.ingest")  # the package's `ingest` is the function
+INGEST = importlib.import_module("loganalyze.ingest.source")  # one input: opening, parsing, staging
 STORE = importlib.import_module("loganalyze.store")
 
 KILLS = 10
@@ -184,8 +184,8 @@ def test_kill_at_every_step_of_staging_and_commit(tmp_path):
 CHUNKED = textwrap.dedent("""
     import sys
     import loganalyze.ingest
-    ingest = sys.modules["loganalyze.ingest"]  # the package's `ingest` is the function
-    ingest.CHUNK_FILES, ingest.POOL_MIN_BYTES = int(sys.argv[1]), int(sys.argv[2])
+    sys.modules["loganalyze.ingest.inputs"].CHUNK_FILES = int(sys.argv[1])  # the package's `ingest` is the function
+    sys.modules["loganalyze.ingest.executors"].POOL_MIN_BYTES = int(sys.argv[2])
     from loganalyze.cli import main
     main(sys.argv[3:])
 """)

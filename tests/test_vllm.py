@@ -15,13 +15,13 @@ import importlib
 from conftest import ROOT, SAMPLES, mutate, sample
 from loganalyze import reader
 from loganalyze.diagnosis import diagnose
-from loganalyze.ingest import parse_batch
+from loganalyze.ingest.dispatch import parse_batch
 from parsers import vllm
 from parsers.engine import Context, parse
 from parsers.vllm_defaults import default_max_num_seqs
 from test_line_kind_samples import frame_of
 
-INGEST = importlib.import_module("loganalyze.ingest")  # the package exports a function of that name
+INGEST = importlib.import_module("loganalyze.ingest.source")  # one input: reading, parsing, staging
 VLLM = sorted((SAMPLES / "vllm").glob("*.log"))
 BENCH = ("32_", "34_")  # `vllm bench serve` printouts: the benchmark format's files
 
@@ -575,7 +575,7 @@ def test_batches_parsed_side_by_side_give_the_tables_of_parsing_in_order(tmp_pat
     log = _year_end_log(tmp_path / "year-end.log", v0_from)
     monkeypatch.setattr(INGEST, "read_batches", lambda p, s: reader.read_batches(p, s, batch_bytes=3000))
     _, side_by_side = ingest_one(log, name="side", year=2025)
-    monkeypatch.setattr(INGEST, "settle", lambda state, alone: False)  # every batch in order
+    monkeypatch.setattr(importlib.import_module("loganalyze.ingest.pipeline"), "settle", lambda state, alone: False)  # every batch in order
     _, in_order = ingest_one(log, name="order", year=2025)
     for name in ("stats", "spec"):
         got, want = table(side_by_side, name), table(in_order, name)

@@ -11,9 +11,13 @@ masked templates of unparsed lines and the evidence findings already carry.
 
 from __future__ import annotations
 
+import altair as alt
+
+from loganalyze import metrics
+from loganalyze.report.charts import PER_RUN
 from loganalyze.report.html import render_html
 from loganalyze.report.markdown import render_markdown
-from loganalyze.report.model import collect
+from loganalyze.report.model import collect, with_break_even
 from loganalyze.run import Run
 
 FORMATS = ("html", "md")
@@ -33,3 +37,11 @@ def build_report(runs: list[Run], baseline: Run | None = None, *, fmt: str = "ht
     data = collect(runs, baseline, redact=redact)
     command = command_line(runs, baseline, fmt)
     return render_html(data, command) if fmt == "html" else render_markdown(data, command)
+
+
+def run_charts(run: Run, baseline: Run | None = None) -> dict[str, alt.Chart]:
+    """The report's charts of one run as Altair charts, by title; charts the run has no
+    data for are left out (`Run.charts` of the Python API)."""
+    families = with_break_even(metrics.compute(run), metrics.compute(baseline) if baseline else None)
+    drawn = {k.title: k.draw(families[k.family]) for k in PER_RUN if k.family in families}
+    return {title: chart for title, chart in drawn.items() if chart is not None}

@@ -1,7 +1,7 @@
 """What a report shows, gathered once and redacted once, for the HTML and Markdown renderers.
 
 The report reads metrics families and findings, never tables of raw lines; the one
-exception is the `unparsed` table, summarised as masked templates (see tables.py).
+exception is the `unparsed` table, summarised as masked templates (`unparsed_templates`).
 Redaction happens here, before any escaping: an escaped quote (`&#x27;`) would hide a
 secret from the patterns, so renderers only see strings that are already clean. The one
 exception is chart data: frames stay as they are (millions of rows) and the few hundred
@@ -16,18 +16,19 @@ from typing import Any
 
 import polars as pl
 
-import loganalyze
 from loganalyze import metrics
 from loganalyze.diagnosis import CHECKS, rank
 from loganalyze.diagnosis.base import Context, Finding
 from loganalyze.metrics.base import Family
 from loganalyze.metrics.breakeven import break_even
-from loganalyze.redact import redact_obj
-from loganalyze.report.tables import unparsed_templates
+from loganalyze.redact import redact_expr, redact_obj
 from loganalyze.run import Run
+from loganalyze.version import __version__
 
 # Columns of metric frames that hold log text: the report never draws or prints them.
 LOG_TEXT_COLUMNS = ("raw", "text", "message", "fields")
+UNPARSED_TEMPLATES = 8
+TEMPLATE_CHARS = 240
 SOURCE_KEYS = ("path", "format", "version", "sha256", "lines", "blank", "unparsed", "size")
 
 
@@ -81,7 +82,7 @@ def builder_version() -> str:
     """loganalyze's version and the vendored Vega JS version, recorded in every report."""
     import vl_convert
 
-    return f"{loganalyze.__version__}+vl-convert.{vl_convert.__version__}"
+    return f"{__version__}+vl-convert.{vl_convert.__version__}"
 
 
 def inputs_digest(sources_by_run: dict[str, list[str]], baseline: str | None) -> str:
@@ -155,3 +156,22 @@ def collect(runs: list[Run], baseline: Run | None, redact: bool = True) -> Repor
     digest = inputs_digest({r.name: [s["sha256"] for s in r.info["sources"]] for r in extra + list(runs)},
                            baseline.name if baseline else None)
     return ReportData(data, baseline.name if baseline else None, digest, redact)
+
+
+def template_expr(text: pl.Expr, redact: bool) -> pl.Expr:
+    """A line's shape: secrets removed first (masking digits would leave parts of keys), then
+    hex and digits masked, so that lines differing only in numbers count as one."""
+    text = redact_expr(text) if redact else text
+    return text.str.replace_all(r"0x[0-9a-fA-F]+|\b[0-9a-fA-F]{8,}\b|[0-9]+", "#").str.slice(0, TEMPLATE_CHARS)
+
+
+def unparsed_templates(run: Run, redact: bool, limit: int = UNPARSED_TEMPLATES) -> pl.DataFrame:
+    """(template, count, source, line_no of the first line) of the most common unparsed templates."""
+    return (run.table("unparsed")
+            .select("source", "line_no", template=template_expr(pl.col("text"), redact))
+            .group_by("template")
+            .agg(count=pl.len(), source=pl.col("source").sort_by("source", "line_no").first(),
+                 line_no=pl.col("line_no").sort_by("source", "line_no").first())
+            .sort(["count", "source", "line_no"], descending=[True, False, False])
+            .head(limit)
+            .collect())

@@ -9,18 +9,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
-from loganalyze.redact import redact_expr
-from loganalyze.run import Run
+from loganalyze.report.model import ReportData, RunData
 
-if TYPE_CHECKING:
-    from loganalyze.report.model import ReportData, RunData
-
-UNPARSED_TEMPLATES = 8
-TEMPLATE_CHARS = 240
 EXTRA_CONFIG_ROWS = 30
 
 # (label, family, summary key, what follows the value: a format string over the same summary)
@@ -169,22 +163,3 @@ def unparsed_table(run: RunData) -> Table | None:
     total = sum(s["unparsed"] or 0 for s in run.sources)
     return Table(f"Unparsed lines: {run.name}", ["count", "template (digits and hex masked)", "first seen"], rows,
                  [False] * len(rows), f"{total:,} unparsed lines in all; the {len(rows)} most common templates.")
-
-
-def template_expr(text: pl.Expr, redact: bool) -> pl.Expr:
-    """A line's shape: secrets removed first (masking digits would leave parts of keys), then
-    hex and digits masked, so that lines differing only in numbers count as one."""
-    text = redact_expr(text) if redact else text
-    return text.str.replace_all(r"0x[0-9a-fA-F]+|\b[0-9a-fA-F]{8,}\b|[0-9]+", "#").str.slice(0, TEMPLATE_CHARS)
-
-
-def unparsed_templates(run: Run, redact: bool, limit: int = UNPARSED_TEMPLATES) -> pl.DataFrame:
-    """(template, count, source, line_no of the first line) of the most common unparsed templates."""
-    return (run.table("unparsed")
-            .select("source", "line_no", template=template_expr(pl.col("text"), redact))
-            .group_by("template")
-            .agg(count=pl.len(), source=pl.col("source").sort_by("source", "line_no").first(),
-                 line_no=pl.col("line_no").sort_by("source", "line_no").first())
-            .sort(["count", "source", "line_no"], descending=[True, False, False])
-            .head(limit)
-            .collect())

@@ -1,0 +1,33 @@
+"""Which format a file is in (detection from a sample of its first lines, or `--as`), and
+the year and date for logs whose timestamps print neither."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import polars as pl
+
+import parsers
+from loganalyze.errors import LoganalyzeError, UnknownFormat
+
+SAMPLE_LINES = 2000  # lines of a file's first batch that detection and the version guess read
+
+def year_for(mtime: float, year: int | None) -> tuple[int, str, str]:
+    """Year and base date for logs that print neither, and where they came from."""
+    if year:
+        return year, f"{year}-01-01", "--year"
+    stamp = datetime.fromtimestamp(mtime)
+    return stamp.year, stamp.date().isoformat(), "file modification time"
+
+def choose_format(sample: pl.Series, path: Path, as_format: str | None) -> parsers.Format:
+    if as_format:
+        if as_format not in parsers.FORMATS:
+            raise LoganalyzeError(f"unknown format {as_format!r}; known formats: {', '.join(parsers.FORMATS)}")
+        return parsers.FORMATS[as_format]
+    fmt, _ = parsers.detect(sample)
+    if fmt is None:
+        raise UnknownFormat(
+            f"{path}: unknown format (known formats: {', '.join(parsers.FORMATS)}; use --as to force one)"
+        )
+    return fmt

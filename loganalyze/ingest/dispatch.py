@@ -1,0 +1,68 @@
+"""Dispatch: which format's tables each line of a batch ends in.
+
+The formats that claim lines anywhere (NCCL, embedded in a server's log) take theirs
+first, then the file's own format; what nobody claims goes to `unparsed` with its line
+number, so the counts of every table add up to the lines read. Structured files (JSON
+results) are read whole, the same accounting after.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+import parsers
+from loganalyze.ingest.results import SourceResult
+from loganalyze.reader import LONG_LINE_BYTES, LONG_LINE_MARK
+from loganalyze.store import Staging
+from parsers.engine import Context, parse
+from parsers.spec import FileFormat, LogFormat
+
+def parse_batch(frame: pl.DataFrame, primary: LogFormat, ctx: Context) -> tuple[dict[str, list], dict[str, int]]:
+    """All formats' tables for one batch, plus lines per table (unparsed included)."""
+    remaining = frame
+    tables: dict[str, list[pl.DataFrame]] = {}
+    lines: dict[str, int] = {}
+    if (long := _truncated(frame)) is not None:  # lines the reader cut (over 1 MiB) are kept as they are, unparsed
+        remaining = frame.filter(~long)
+        tables["unparsed"] = [frame.filter(long).select("line_no", ts="wrap_ts", text="raw")]
+        lines["unparsed"] = int(long.sum())
+    for fmt in [f for f in parsers.embeddable() if f is not primary] + [primary]:
+        if remaining.height == 0:
+            break
+        got = parse(fmt, remaining, ctx)
+        for t, df in got.tables.items():
+            tables.setdefault(t, []).append(df)
+        for t, n in got.lines.items():
+            lines[t] = lines.get(t, 0) + n
+        remaining = remaining.filter(~got.claimed)
+    if remaining.height:
+        tables.setdefault("unparsed", []).append(remaining.select("line_no", ts="wrap_ts", text="raw"))
+        lines["unparsed"] = lines.get("unparsed", 0) + remaining.height
+    return tables, lines
+
+def _truncated(frame: pl.DataFrame) -> pl.Series | None:
+    """Which lines of a batch the reader truncated, or None when none was (the usual case)."""
+    if frame.height == 0 or frame["raw"].str.len_bytes().max() <= LONG_LINE_BYTES:
+        return None
+    long = frame["raw"].str.contains(LONG_LINE_MARK)
+    return long if long.any() else None
+
+def stage_tables(staged: Staging, tables: dict[str, list[pl.DataFrame]], lines: dict[str, int],
+                 ctx: Context, result: SourceResult) -> None:
+    for t, parts in tables.items():
+        df = pl.concat(parts, how="diagonal_relaxed").with_columns(source=pl.lit(ctx.source))
+        staged.write(t, df.sort("line_no"))
+    for t, n in lines.items():
+        result.lines_by_table[t] = result.lines_by_table.get(t, 0) + n
+
+def read_whole_file(fmt: FileFormat, frame: pl.DataFrame, ctx: Context, staged: Staging,
+                    result: SourceResult) -> None:
+    """Structured files (JSON results) are parsed whole; their line counts are checked the same way."""
+    got = fmt.read(frame, ctx)
+    tables = {t: [df] for t, df in got.tables.items()}
+    lines = dict(got.lines)
+    rest = frame.filter(~frame["line_no"].is_in(got.claimed_lines.implode()))
+    if rest.height:
+        tables.setdefault("unparsed", []).append(rest.select("line_no", "text", ts=pl.lit(None, pl.Datetime("us"))))
+        lines["unparsed"] = lines.get("unparsed", 0) + rest.height
+    stage_tables(staged, tables, lines, ctx, result)

@@ -1,0 +1,125 @@
+"""One input into its own staging: opened (a local file, standard input, an object),
+detected, parsed batch by batch through the pipeline, its lines accounted for. The unit
+of work of every executor (loganalyze/ingest/executors.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+import parsers
+from loganalyze import objstore
+from loganalyze.errors import LoganalyzeError, UnknownFormat
+from loganalyze.ingest.detect import SAMPLE_LINES, choose_format, year_for
+from loganalyze.ingest.dispatch import parse_batch, read_whole_file, stage_tables
+from loganalyze.ingest.pipeline import PARSE_WORKERS, InOrder, Pipeline, stateful
+from loganalyze.ingest.results import Reading, SourceResult
+from loganalyze.reader import Input, ReadStats, open_input, read_batches, spool_stdin
+from loganalyze.store import Staging, Store
+from loganalyze.wrappers import unwrap
+from parsers.engine import Context, guess_version
+from parsers.spec import FileFormat, LogFormat
+
+def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged: Staging,
+                  as_format: str | None, year: int | None, progress: Reading | None,
+                  taken: set[str], workers: int = PARSE_WORKERS) -> tuple[SourceResult, dict | None]:
+    """Parse one opened input into `staged`; returns its result and catalog entry (None: skipped).
+
+    `taken` holds the ids staged earlier in this ingest, so a file given twice counts once.
+    """
+    sid = src.sha256[:16]
+    if sid in taken or (run is not None and store.has_source(run, sid)):
+        return SourceResult(shown, src.sha256, "", None, 0, 0, skipped=True), None
+    yr, base_date, year_source = year_for(src.mtime, year)
+    stats = ReadStats()
+    result: SourceResult | None = None
+    whole: list[pl.DataFrame] = []
+
+    def parse_one(batch: pl.DataFrame, context: Context) -> tuple[dict, dict]:
+        frame = unwrap(batch.rename({"text": "raw"}).with_columns(text=pl.col("raw")), yr)
+        return parse_batch(frame, fmt, context)
+
+    def write_one(tables: dict, lines: dict) -> None:
+        stage_tables(staged, tables, lines, ctx, result)
+
+    def write_in_order(*parsed: object) -> None:
+        write_one(*order.take(*parsed))
+
+    pipeline: Pipeline | None = None
+    order: InOrder | None = None
+    try:
+        for seq, batch in enumerate(read_batches(src, stats)):
+            if result is None:
+                sample = unwrap(batch.head(SAMPLE_LINES), yr)["text"]
+                try:
+                    fmt = choose_format(sample, src.path, as_format)
+                except UnknownFormat as e:
+                    return SourceResult(shown, src.sha256, "", None, 0, 0, refused=str(e)), None
+                version = guess_version(fmt, sample) if isinstance(fmt, LogFormat) else None
+                result = SourceResult(shown, src.sha256, fmt.name, version, 0, 0, year=yr, year_source=year_source)
+                ctx = Context(source=sid, year=yr, base_date=base_date)
+                if isinstance(fmt, LogFormat) and any(map(stateful, [fmt, *parsers.embeddable()])):
+                    order = InOrder(parse_one, ctx)
+                    pipeline = Pipeline(workers, write_in_order)
+                elif isinstance(fmt, LogFormat):
+                    pipeline = Pipeline(workers, write_one)
+            if isinstance(fmt, FileFormat):
+                whole.append(batch)
+                continue
+            at = (stats.bytes_read, stats.lines)
+            task = (order.guess, batch, seq) if order else (parse_one, batch, ctx)
+            pipeline.submit(*task, done=(lambda at=at: progress(*at)) if progress else None)
+        if pipeline:
+            pipeline.finish()
+    finally:
+        if order:
+            order.stop()
+        if pipeline:
+            pipeline.close()
+    if result is None:
+        raise LoganalyzeError(f"{src.path}: no text lines (only blank lines)")
+    if whole:
+        read_whole_file(fmt, pl.concat(whole), ctx, staged, result)
+    result.lines, result.blank, result.bad_utf8 = stats.lines, stats.blank, stats.bad_utf8
+    result.long_lines = stats.long_lines
+    result.tables = dict(staged.rows)
+    result.unparsed = result.lines_by_table.get("unparsed", 0)
+    accounted = sum(result.lines_by_table.values()) + result.blank
+    if accounted != result.lines:
+        raise AssertionError(f"{src.path}: {accounted} lines accounted for, {result.lines} read")
+    entry = {"id": sid, **{k: v for k, v in result.to_dict().items() if k != "skipped"}, "size": src.size}
+    return result, entry
+
+def open_argument(arg: str | Path, staged: Staging) -> tuple[Input, str]:
+    """The opened input for a path argument and how to show it; '-' is spooled and an
+    object URL downloaded into `staged` first (and unlinked once open), so a crash leaves
+    nothing outside the store's temp area."""
+    if str(arg) != "-" and not objstore.is_url(arg):
+        return open_input(Path(arg)), str(arg)
+    local = objstore.download(str(arg), staged.dir) if objstore.is_url(arg) else spool_stdin(staged.dir)
+    try:
+        return open_input(local), str(arg) if objstore.is_url(arg) else "<stdin>"
+    finally:
+        local.unlink()
+
+def stage_file(store: Store, run: str | None, arg: str, as_format: str | None, year: int | None,
+               labels: dict[str, str], progress: Reading | None = None, taken: frozenset[str] = frozenset(),
+               into: Staging | None = None, workers: int = PARSE_WORKERS) -> tuple[SourceResult, dict | None, Staging]:
+    """One input parsed into its own staging, on `workers` parse threads: the unit of work
+    of every executor. The staging is made here, and on failure discarded here, unless the
+    caller made it (`into`: a worker process stages into one its parent owns, since the
+    store's cleanup keeps the staging of a live process)."""
+    staged = into or store.staging()
+    try:
+        src, shown = open_argument(arg, staged)
+        with src:
+            result, entry = ingest_source(store, run, src, shown, staged, as_format, year, progress, set(taken),
+                                          workers)
+    except BaseException:
+        if into is None:
+            staged.discard()
+        raise
+    if entry is not None and labels:
+        entry["labels"] = labels
+    return result, entry, staged
