@@ -5,6 +5,7 @@ from __future__ import annotations
 from loganalyze import metrics
 from loganalyze.diagnosis import (
     bench_failures,
+    bench_validity,
     client_bottleneck,
     client_limited,
     concurrency_cap,
@@ -47,6 +48,7 @@ CHECKS = (
     spec_net_negative.check,
     spec_idle.check,
     bench_failures.check,
+    bench_validity.check,
     client_bottleneck.check,
     slow_startup.check,
     client_limited.check,
