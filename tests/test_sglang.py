@@ -205,3 +205,24 @@ def test_63_first_line_cut_inside_its_date_is_still_a_stats_line(ingest_one):
     assert d.height == 8
     first = d.row(0, named=True)
     assert (first["line_no"], first["tokens"], first["gen_throughput"], first["ts"]) == (1, 1069, 81.99, None)
+
+
+def test_58_pd_transfer_aborted_is_a_warning(ingest_one):
+    """PD decode server, v0.5.4: one request's transfer `Aborted by AbortReq.` right after warmup."""
+    _, run = ingest_one(sample("sglang", "58_"))
+    (row,) = run.table("events").filter(pl.col("kind") == "kv_transfer_failed").collect().to_dicts()
+    assert row["rank"] == "TP0" and row["line_no"] == 8
+    (finding,) = [f for f in diagnose(run) if f.id == "kv-transfer"]
+    assert (finding.severity, finding.confidence) == ("warning", "medium")
+    assert finding.metrics == {"requests": 1, "lines": 1, "reason": "Aborted by AbortReq."}
+    assert [e.line for e in finding.evidence] == [8]
+
+
+def test_59_pd_transfer_failed_on_another_rank(ingest_one):
+    """PD decode server, v0.5.2: TP1 and TP2 report the same request (one bootstrap room)
+    failed 'from another rank': one request, the cause on another rank or the prefill side."""
+    _, run = ingest_one(sample("sglang", "59_"))
+    (finding,) = [f for f in diagnose(run) if f.id == "kv-transfer"]
+    assert finding.severity == "critical" and finding.metrics["requests"] == 1 and finding.metrics["lines"] == 2
+    assert "another rank" in finding.verdict and "peer server" in finding.recommendation
+    assert not {"kv-pressure", "oom"} & {f.id for f in diagnose(run)}
