@@ -211,6 +211,11 @@ KINDS = (
     TRACEBACK,
 )
 
+# max_running_requests that SGLang sets under speculative decoding when the flag is not
+# given, by the release ranges of FORMAT.versions below; ranges that straddle a change
+# (0.4.4-0.4.5, 0.3.4-0.4.6) are left out (docs/formats-sources.md, "The speculative reset").
+SPEC_RESET_DEFAULT = {"0.4.3.post3-0.4.4.post1": 32, "0.4.7-0.5.3": 48, "0.5.4": 48, "0.5.5-0.5.8": 48, "0.5.9+": 48}
+
 FORMAT = LogFormat(
     name="sglang",
     description="SGLang server log (launch_server), releases 0.1 to 0.5.23",
