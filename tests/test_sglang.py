@@ -257,3 +257,14 @@ def test_prefill_lines_and_mixed_steps_are_not_graphs_off(prefix, ingest_one):
     decode line at 16 running without a graph below 22-24 with one (a mixed step)."""
     _, run = ingest_one(sample("sglang", prefix))
     assert "cuda-graph-off" not in [f.id for f in diagnose(run)]
+
+
+def test_70_speculative_cap_from_the_release_without_server_args(ingest_one):
+    """0.4.4 excerpt (`largest-len`: 0.4.3.post3-0.4.4.post1), accept len 2.54, 32 running and
+    68 queued, no server args: 32 is that release's own cap under speculation."""
+    _, run = ingest_one(sample("sglang", "70_"))
+    c = run.metrics()["concurrency"].summary
+    assert (c["cap"], c["cap_source"]) == (32, "speculative default")
+    (finding,) = [f for f in diagnose(run) if f.id == "concurrency-cap"]
+    assert "by the speculative-decoding reset" in finding.title and finding.confidence == "medium"
+    assert "0.4.3.post3-0.4.4.post1" in finding.verdict
