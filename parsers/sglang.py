@@ -188,11 +188,33 @@ KINDS = (
            r"|Pyspy failed \((?P<command>[^)]*)\)\.|Pyspy is not available:)\s*(?:Error: )?(?P<error>.*)$", "info",
            ("Pyspy failed to dump PID 63217.   Error: /bin/sh: py-spy: command not found",),
            types={"pid": I, "pid_all": I}),
+    # PD disaggregation: a request whose KV cache did not cross between the prefill and the
+    # decode server (docs/formats.md, "SGLang PD disaggregation").
+    _event("kv_transfer_failed", " failed for request rank=",
+           r"^(?P<side>\w+) (?P<stage>transfer|bootstrap|handshake) failed for request rank=(?P<tp_rank>\d+)"
+           r".*?(?: with exception (?P<error>\w+)\(bootstrap_room=(?P<room>\d+)\): (?P<reason>.*))?$", "warning", (
+               Sample("Decode transfer failed for request rank=1 decode_req.req.rid='3ce84ffb82764f45b028dd8e6c4beed1' "
+                      "decode_req.req.bootstrap_room=1655955501905217457 with exception "
+                      "KVTransferError(bootstrap_room=1655955501905217457): Failed due to an unknown reason from "
+                      "another rank",
+                      side="Decode", stage="transfer", tp_rank=1, error="KVTransferError", room="1655955501905217457",
+                      reason="Failed due to an unknown reason from another rank"),
+               Sample("Prefill bootstrap failed for request rank=0 req.rid='894df0a757e04ae3b19e360e86055b6d' "
+                      "req.bootstrap_room=389535395827821955 with exception "
+                      "KVTransferError(bootstrap_room=389535395827821955): Aborted by AbortReq.",
+                      side="Prefill", stage="bootstrap", tp_rank=0, error="KVTransferError", room="389535395827821955",
+                      reason="Aborted by AbortReq."),
+           ), types={"tp_rank": I}),
     STACK_DUMP,
     FATAL_ERROR,
     ACCESS,
     TRACEBACK,
 )
+
+# max_running_requests that SGLang sets under speculative decoding when the flag is not
+# given, by the release ranges of FORMAT.versions below; ranges that straddle a change
+# (0.4.4-0.4.5, 0.3.4-0.4.6) are left out (docs/formats-sources.md, "The speculative reset").
+SPEC_RESET_DEFAULT = {"0.4.3.post3-0.4.4.post1": 32, "0.4.7-0.5.3": 48, "0.5.4": 48, "0.5.5-0.5.8": 48, "0.5.9+": 48}
 
 FORMAT = LogFormat(
     name="sglang",

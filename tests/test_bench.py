@@ -344,3 +344,33 @@ def test_client_that_says_it_was_the_bottleneck(ingest_one):
     assert "bottlenecked by the data generation" in finding.verdict and finding.metrics == {"benchmarks": ["concurrent@2"]}
     _, run = ingest_one(engines / "guidellm", name="capped")
     assert "client-bottleneck" not in ids(run)
+
+
+@pytest.mark.parametrize("prefix,problem,lines,numbers", [
+    # sglang --output-file: TTFT and ITL 0 over 300 requests of 1000 tokens, retokenized 0
+    ("13_", "zero-latency", [2], {"ttft_mean": 0.0, "itl_mean": 0.0, "output_tokens": 300000}),
+    ("25_", "zero-latency", [1], {"ttft_mean": 0.0, "itl_mean": 0.0, "output_tokens": 300000}),
+    # vLLM: median TTFT 0.00 while the mean is 26.56 (first chunks without text, PR 5895)
+    ("15_", "zero-latency", [12, 6], {"ttft_median": 0.0, "output_tokens": 81299}),
+    # vLLM: TPOT 0.10 ms, 778 in flight under --max-concurrency 64 (an echo backend)
+    ("03_", "mock-backend", [19, 12, 5], {"tpot_mean": 0.1, "peak_concurrency": 778.0, "max_concurrency": 64}),
+])
+def test_latencies_that_cannot_be_true(prefix, problem, lines, numbers, ingest_one):
+    _, run = ingest_one(sample("bench", prefix))
+    (finding,) = [f for f in diagnose(run) if f.id == "bench-invalid"]
+    assert finding.metrics["problem"] == problem and finding.severity == "warning"
+    assert {k: finding.metrics[k] for k in numbers} == numbers
+    assert [e.line for e in finding.evidence] == lines
+    assert "client side" in finding.recommendation and "Do not change the server" in finding.recommendation
+
+
+@pytest.mark.parametrize("engine,prefix", [("bench", "01_"), ("bench", "04_"), ("sglang", "11_"), ("vllm", "32_")])
+def test_plausible_latencies_are_not_called_invalid(engine, prefix, ingest_one):
+    _, run = ingest_one(sample(engine, prefix))
+    assert "bench-invalid" not in ids(run)
+
+
+def test_retokenized_zero_says_no_text_arrived(ingest_one):
+    _, run = ingest_one(sample("bench", "13_"))
+    (finding,) = [f for f in diagnose(run) if f.metrics.get("problem") == "retokenized-mismatch"]
+    assert "no generated text reached the client" in finding.verdict and "round-trip" not in finding.verdict

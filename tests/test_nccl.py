@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import parsers
 from conftest import SAMPLES, mutate, sample
-from loganalyze.diagnosis import hang, nccl_bandwidth, nccl_tests_mpi, nccl_transport
+from loganalyze.diagnosis import diagnose, hang, nccl_bandwidth, nccl_tests_mpi, nccl_transport
 from loganalyze.diagnosis.base import Context as DiagContext
 from loganalyze.ingest.dispatch import parse_batch
 from loganalyze.metrics.nccl import nccl
@@ -623,3 +623,43 @@ def test_flight_recorder_and_heartbeat_notices():
     assert dump["path"] == "/tmp/nccl_trace_rank_0"
     assert (signal["signal_from"], signal["last_enqueued"], signal["last_completed"]) == ("this local rank", 811, 807)
     assert stuck["stuck_s"] == 480 and ev["rank"].to_list() == ["0", "0", "3"]
+
+
+def test_86_gdr_off_by_distance_is_a_note(ingest_one):
+    """NCCL 2.4.7, 2 nodes x 4 GPUs, one HCA: GDR disabled for GPUs 2 and 3 (distance 3 >= 2)."""
+    _, run = ingest_one(sample("nccl", "86_"))
+    found = diagnose(run)
+    assert found[0].id == "nccl-gdr-off" and found[0].severity == "info"
+    assert found[0].metrics == {"gpus": 3, "distance": 3, "gdr_level": 2}
+    assert "GPU 2, 3 on node01; 2 on node02" in found[0].verdict
+    assert [e.line for e in found[0].evidence] == [3, 9, 13]
+
+
+def test_57_sockets_on_loopback_without_other_hosts_is_a_low_note(ingest_one):
+    _, run = ingest_one(sample("nccl", "57_"))
+    (finding,) = [f for f in diagnose(run) if f.id == "nccl-loopback"]
+    assert (finding.severity, finding.confidence) == ("info", "low")
+    assert finding.metrics == {"interface": "lo", "address": "127.0.0.1", "hosts": 1}
+    assert "NCCL_SOCKET_IFNAME=lo" in finding.verdict and [e.line for e in finding.evidence] == [5, 7]
+
+
+def test_sockets_on_loopback_with_two_hosts_is_a_warning(ingest_one, tmp_path):
+    """nccl/57's lines plus nccl/86's, which come from node01 and node02: other hosts exist."""
+    both = tmp_path / "two.log"
+    both.write_text(sample("nccl", "57_").read_text() + sample("nccl", "86_").read_text())
+    _, run = ingest_one(both)
+    (finding,) = [f for f in diagnose(run) if f.id == "nccl-loopback"]
+    assert finding.severity == "warning" and finding.metrics["hosts"] == 3
+
+
+def test_79_one_rank_communicator(ingest_one):
+    _, run = ingest_one(sample("nccl", "79_"))
+    (finding,) = [f for f in diagnose(run) if f.id == "nccl-lone-rank"]
+    assert (finding.severity, finding.confidence) == ("info", "low")
+    assert finding.metrics == {"ring_lines": 23, "channels": 32, "hosts": 1}
+
+
+@pytest.mark.parametrize("prefix", ["07_", "25_", "82_", "83_"])
+def test_real_bootstrap_interfaces_are_not_loopback(prefix, ingest_one):
+    _, run = ingest_one(sample("nccl", prefix))
+    assert not {"nccl-loopback", "nccl-lone-rank", "nccl-gdr-off"} & {f.id for f in diagnose(run)}

@@ -205,3 +205,66 @@ def test_63_first_line_cut_inside_its_date_is_still_a_stats_line(ingest_one):
     assert d.height == 8
     first = d.row(0, named=True)
     assert (first["line_no"], first["tokens"], first["gen_throughput"], first["ts"]) == (1, 1069, 81.99, None)
+
+
+def test_58_pd_transfer_aborted_is_a_warning(ingest_one):
+    """PD decode server, v0.5.4: one request's transfer `Aborted by AbortReq.` right after warmup."""
+    _, run = ingest_one(sample("sglang", "58_"))
+    (row,) = run.table("events").filter(pl.col("kind") == "kv_transfer_failed").collect().to_dicts()
+    assert row["rank"] == "TP0" and row["line_no"] == 8
+    (finding,) = [f for f in diagnose(run) if f.id == "kv-transfer"]
+    assert (finding.severity, finding.confidence) == ("warning", "medium")
+    assert finding.metrics == {"requests": 1, "lines": 1, "reason": "Aborted by AbortReq."}
+    assert [e.line for e in finding.evidence] == [8]
+
+
+def test_59_pd_transfer_failed_on_another_rank(ingest_one):
+    """PD decode server, v0.5.2: TP1 and TP2 report the same request (one bootstrap room)
+    failed 'from another rank': one request, the cause on another rank or the prefill side."""
+    _, run = ingest_one(sample("sglang", "59_"))
+    (finding,) = [f for f in diagnose(run) if f.id == "kv-transfer"]
+    assert finding.severity == "critical" and finding.metrics["requests"] == 1 and finding.metrics["lines"] == 2
+    assert "another rank" in finding.verdict and "peer server" in finding.recommendation
+    assert not {"kv-pressure", "oom"} & {f.id for f in diagnose(run)}
+
+
+@pytest.mark.parametrize("prefix,want,confidence", [
+    # graphs up to 28 running, none at 36 and 46 (end-of-run drain)
+    ("48_", {"lines_without_graph": 2, "decode_lines": 8, "batch_min": 36, "batch_max": 46, "largest_with_graph": 28},
+     "medium"),
+    # batch 48 with a graph in one run (pid 147907), without in the other (pid 151972)
+    ("49_", {"lines_without_graph": 2, "decode_lines": 3, "batch_min": 48, "batch_max": 48, "largest_with_graph": 48},
+     "medium"),
+    # docs CI run with --disable-cuda-graph
+    ("60_", {"lines_without_graph": 7, "decode_lines": 7, "batch_min": 1, "batch_max": 1, "largest_with_graph": None},
+     "high"),
+])
+def test_decode_without_cuda_graph(prefix, want, confidence, ingest_one):
+    _, run = ingest_one(sample("sglang", prefix))
+    (finding,) = [f for f in diagnose(run) if f.id == "cuda-graph-off"]
+    assert finding.severity == "info" and finding.confidence == confidence and finding.metrics == want
+
+
+def test_cuda_graph_measured_both_ways_at_one_batch(ingest_one):
+    _, run = ingest_one(sample("sglang", "49_"))
+    (finding,) = [f for f in diagnose(run) if f.id == "cuda-graph-off"]
+    assert "6,139 tokens/s with a graph, 5,426 without (-12%)" in finding.verdict
+
+
+@pytest.mark.parametrize("prefix", ["18_", "23_", "77_"])
+def test_prefill_lines_and_mixed_steps_are_not_graphs_off(prefix, ingest_one):
+    """23 and 77: `cuda graph: False` on prefill lines (prefill never runs in a graph); 18: one
+    decode line at 16 running without a graph below 22-24 with one (a mixed step)."""
+    _, run = ingest_one(sample("sglang", prefix))
+    assert "cuda-graph-off" not in [f.id for f in diagnose(run)]
+
+
+def test_70_speculative_cap_from_the_release_without_server_args(ingest_one):
+    """0.4.4 excerpt (`largest-len`: 0.4.3.post3-0.4.4.post1), accept len 2.54, 32 running and
+    68 queued, no server args: 32 is that release's own cap under speculation."""
+    _, run = ingest_one(sample("sglang", "70_"))
+    c = run.metrics()["concurrency"].summary
+    assert (c["cap"], c["cap_source"]) == (32, "speculative default")
+    (finding,) = [f for f in diagnose(run) if f.id == "concurrency-cap"]
+    assert "by the speculative-decoding reset" in finding.title and finding.confidence == "medium"
+    assert "0.4.3.post3-0.4.4.post1" in finding.verdict

@@ -25,6 +25,13 @@ FIELDS = {
     "request_rate": ("Traffic request rate:", ("request_rate",)),
     "request_throughput": ("Request throughput (req/s):", ("request_throughput",)),
     "ttft_mean": ("Mean TTFT (ms):", ("mean_ttft_ms",)),
+    "ttft_median": ("Median TTFT (ms):", ("median_ttft_ms",)),
+    "tpot_mean": ("Mean TPOT (ms):", ("mean_tpot_ms",)),
+    "tpot_median": ("Median TPOT (ms):", ("median_tpot_ms",)),
+    "itl_mean": ("Mean ITL (ms):", ("mean_itl_ms",)),
+    "itl_median": ("Median ITL (ms):", ("median_itl_ms",)),
+    "e2e_mean": ("Mean E2E Latency (ms):", ("mean_e2e_latency_ms",)),
+    "e2e_median": ("Median E2E Latency (ms):", ("median_e2e_latency_ms",)),
 }
 ALIASES = {"Max request concurrency:": ("Max reqeuest concurrency:", "Maximum request concurrency:"),
            "Traffic request rate:": ("Request rate configured (RPS):",)}

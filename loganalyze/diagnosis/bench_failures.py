@@ -175,9 +175,12 @@ def _retokenized(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
         severity="warning",
         title=f"Retokenized output {worst['gap']:.0%} off the generated token count",
         verdict=(f"The client re-tokenized {worst['output_tokens_retokenized']:,} tokens from the streamed text "
-                 f"where the server generated {worst['output_tokens']:,}: the output does not round-trip through "
-                 "the tokenizer (text after EOS under ignore_eos, special tokens, a tokenizer that differs from the "
-                 "server's). Output throughput counts tokens a user may never see."),
+                 f"where the server generated {worst['output_tokens']:,}: " + (
+                     "no generated text reached the client at all (see bench-invalid). "
+                     if worst["output_tokens_retokenized"] == 0 else
+                     "the output does not round-trip through the tokenizer (text after EOS under ignore_eos, special "
+                     "tokens, a tokenizer that differs from the server's). ")
+                 + "Output throughput counts tokens a user may never see."),
         impact=0.0,
         impact_text="throughput may be overstated; check the outputs before trusting it",
         recommendation=("Inspect generated texts (--output-details): drop --ignore-eos or use a dataset whose outputs "

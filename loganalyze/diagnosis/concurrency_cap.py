@@ -38,7 +38,7 @@ def check(ctx: Context) -> list[Finding]:
     at_cap = timeline.select("capped", "queued", "running", "source", "line_no").filter("capped")
     wait_share = (at_cap["queued"] / (at_cap["queued"] + at_cap["running"])).mean()
     peak = extreme_rows(at_cap.select("source", "line_no", "queued"), "queued")
-    reset = s["speculative_reset"] or _spec_48(ctx, s["cap"])
+    reset = s["speculative_reset"] or s["cap_source"] == "speculative default" or _spec_48(ctx, s["cap"])
     engine_flag = "--max-num-seqs" if s["cap_source"] in ("default",) or _is_vllm(ctx) else "--max-running-requests"
     cap_rows = ctx.config_rows("max_running_requests", "max_num_seqs")
     evidence = ctx.evidence(pl.concat([cap_rows.select("source", "line_no", "raw"),
@@ -50,7 +50,12 @@ def check(ctx: Context) -> list[Finding]:
                if s["token_usage_max"] is not None and s["token_usage_max"] < 0.9 else
                f"Running requests sit at the server cap of {s['cap']}{origin} in {capped:.0%} of decode "
                f"intervals while up to {s['queue_max']} requests wait.")
-    if s["cap_source"] == "inferred":
+    if s["cap_source"] == "speculative default":
+        versions = sorted({src.get("version") for src in ctx.run.info["sources"] if src.get("version")})
+        verdict += (f" No server configuration in the log: {s['cap']} is the cap SGLang {', '.join(versions)} sets "
+                    "itself under speculative decoding (the decode lines print an accept length), inferred from "
+                    "the release, and running never exceeds it.")
+    elif s["cap_source"] == "inferred":
         verdict += (f" No server configuration in the log: the cap is inferred from {s['cap_rows']} interval(s) "
                     "at the same maximum with a queue.")
     sweep_text, sweep_metrics = _sweep(ctx)
@@ -62,7 +67,8 @@ def check(ctx: Context) -> list[Finding]:
         impact=float(wait_share),
         impact_text=f"{wait_share:.0%} of offered requests wait in the queue while the server is at the cap",
         recommendation=_recommendation(s["cap"], reset, engine_flag),
-        confidence=("high" if s["cap_source"] != "inferred" else "medium" if s["cap_rows"] >= FEW_ROWS else "low"),
+        confidence=("medium" if s["cap_source"] == "speculative default" else "high" if s["cap_source"] != "inferred"
+                    else "medium" if s["cap_rows"] >= FEW_ROWS else "low"),
         evidence=evidence,
         metrics={k: s[k] for k in ("cap", "cap_source", "speculative_reset", "capped_fraction", "queue_max",
                                    "queue_mean_at_cap", "token_usage_max", "running_max")} | sweep_metrics,

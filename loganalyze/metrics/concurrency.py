@@ -1,7 +1,8 @@
 """Concurrency saturation: is `running` pinned at a server cap while requests queue?
 
 The cap is SGLang's max_running_requests or vLLM's max_num_seqs, from the config the log
-printed; failing that vLLM's default for the version, or, last, inferred from a flat
+printed; failing that vLLM's default for the version, or SGLang's cap under speculation
+for the detected release (where the decode lines show an accept length), or, last, inferred from a flat
 maximum of `running` while the queue is non-empty (labelled as such).
 """
 
@@ -18,8 +19,22 @@ MIN_INFERRED_CAP = 8  # a smaller flat maximum with a queue is a stall, not a ca
 PLAIN_USAGE = 0.5  # token usage below which a queue longer than the running batch is no memory limit
 
 
-def find_cap(config: pl.DataFrame, decode: pl.DataFrame) -> tuple[int | None, str, dict | None]:
-    """(cap, where it came from, the config row) for the decode rows' scheduler."""
+def speculative_default(versions: tuple[str, ...], decode: pl.DataFrame) -> int | None:
+    """SGLang's own cap under speculation for the detected release, where the decode lines
+    show speculation (an accept length) and never run above it (above it, the flag was given)."""
+    from parsers.sglang import SPEC_RESET_DEFAULT
+
+    known = {SPEC_RESET_DEFAULT[v] for v in versions if v in SPEC_RESET_DEFAULT}
+    if len(known) != 1 or "accept_len" not in decode.columns or decode["accept_len"].is_null().all():
+        return None
+    default = known.pop()
+    return default if (decode["running"].max() or 0) <= default else None
+
+
+def find_cap(config: pl.DataFrame, decode: pl.DataFrame,
+             versions: tuple[str, ...] = ()) -> tuple[int | None, str, dict | None]:
+    """(cap, where it came from, the config row) for the decode rows' scheduler; `versions`
+    are the SGLang release ranges detected for the run's sources."""
     _, num, row = config_value(config, "max_running_requests", "max_num_seqs")
     if num is not None:
         cap = int(num)
@@ -36,6 +51,9 @@ def find_cap(config: pl.DataFrame, decode: pl.DataFrame) -> tuple[int | None, st
         default = default_max_num_seqs(version)
         if default:
             return default, "default", None
+    default = speculative_default(versions, decode)
+    if default:
+        return default, "speculative default", None
     inferred = infer_cap(decode)
     return inferred, "inferred" if inferred else "unknown", None
 
@@ -110,7 +128,8 @@ def concurrency(run: Run) -> Family | None:
         return None
     decode = primary_rank(stats)
     config = run.table("config").collect()
-    cap, origin, cap_row = find_cap(config, decode)
+    versions = tuple(s["version"] for s in run.info["sources"] if s.get("format") == "sglang" and s.get("version"))
+    cap, origin, cap_row = find_cap(config, decode, versions)
     reset = config.filter(pl.col("origin") == "speculative_reset")
     at_cap = (pl.col("running") >= cap) if cap else pl.lit(False)
     flags = decode.with_columns(at_cap=at_cap, capped=at_cap & (pl.col("queued") > 0), drain=drain_mask())
