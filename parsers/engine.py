@@ -832,18 +832,21 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
     sift = _sift(fmt) if FAST and fmt.embeddable else None  # most files have no line of an embeddable format
     if sift is not None and not frame["text"].str.contains(sift).any():
         return Parsed({}, {}, pl.repeat(False, frame.height, eager=True))
+    if "wrapped" not in frame.columns:  # the lines a terminal wrapped each record onto, after its first
+        frame = frame.with_columns(wrapped=pl.lit(0, pl.UInt32))
     framed = split_prefix(fmt, frame, ctx)
     framed = framed.with_columns(classify_rows(fmt, framed) if FAST else classify(fmt))
     framed = claim_leftovers(attach_continuations(framed, fmt), fmt)
     owners = framed.filter(pl.col("owner").is_not_null())
     if owners.height or not FAST:
-        bodies = owners.group_by("owner", maintain_order=True).agg(cont=pl.col("msg").str.join("\n"), cont_lines=pl.len())
+        bodies = owners.group_by("owner", maintain_order=True).agg(cont=pl.col("msg").str.join("\n"),
+                                                                   cont_lines=pl.len() + pl.col("wrapped").sum())
         framed = framed.join(bodies, left_on="line_no", right_on="owner", how="left")
     else:  # no continuation lines: the join would add nothing
         framed = framed.with_columns(cont=pl.lit(None, pl.String), cont_lines=pl.lit(None, pl.UInt32))
     framed = framed.with_columns(
         body=pl.when(pl.col("cont").is_not_null()).then(pl.col("msg") + "\n" + pl.col("cont")).otherwise("msg"),
-        span=1 + pl.col("cont_lines").fill_null(0),
+        span=1 + pl.col("cont_lines").fill_null(0) + pl.col("wrapped"),
     )
     by_kind = framed.partition_by("kind", as_dict=True, include_key=True) if FAST else {}
     tables: dict[str, list[pl.DataFrame]] = {}
@@ -868,7 +871,7 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
         if kind.message:
             good = good.with_columns(message=pl.col("body"))
         tables.setdefault(kind.table, []).append(
-            good.drop("text", "msg", "body", "ok", "owner", "cont", "cont_lines", "wrap_ts", strict=False)
+            good.drop("text", "msg", "body", "ok", "owner", "cont", "cont_lines", "wrap_ts", "wrapped", strict=False)
         )
     claimed_lines = pl.concat(claimed_rows) if claimed_rows else pl.Series([], dtype=pl.Int64)
     claimed = frame["line_no"].is_in(claimed_lines.implode())

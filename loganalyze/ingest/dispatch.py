@@ -8,24 +8,58 @@ results) are read whole, the same accounting after.
 
 from __future__ import annotations
 
+import copy
+
 import polars as pl
 
 import parsers
 from loganalyze.ingest.results import SourceResult
 from loganalyze.reader import LONG_LINE_BYTES, LONG_LINE_MARK
 from loganalyze.store import Staging
+from parsers import wraps
 from parsers.engine import Context, parse
 from parsers.spec import FileFormat, LogFormat
 
 def parse_batch(frame: pl.DataFrame, primary: LogFormat, ctx: Context) -> tuple[dict[str, list], dict[str, int]]:
-    """All formats' tables for one batch, plus lines per table (unparsed included)."""
-    remaining = frame
+    """All formats' tables for one batch, plus lines per table (unparsed included).
+
+    Where a terminal wrapped records onto several lines (parsers/wraps.py), the batch is
+    parsed again from the same state with each record whole; a record then counts all
+    its lines, and one that is still unparsed is kept as the lines it was.
+    """
     tables: dict[str, list[pl.DataFrame]] = {}
     lines: dict[str, int] = {}
     if (long := _truncated(frame)) is not None:  # lines the reader cut (over 1 MiB) are kept as they are, unparsed
-        remaining = frame.filter(~long)
         tables["unparsed"] = [frame.filter(long).select("line_no", ts="wrap_ts", text="raw")]
         lines["unparsed"] = int(long.sum())
+        frame = frame.filter(~long)
+    state = copy.deepcopy(ctx.state)
+    typed, counts, left = _parse_formats(frame, primary, ctx)
+    rests = wraps.remainders(frame, primary, frame["line_no"].is_in(left["line_no"].implode()))
+    if rests.height:
+        ctx.state.clear()
+        ctx.state.update(state)
+        typed, counts, left = _parse_formats(wraps.rejoin(frame, rests), primary, ctx)
+        kept = pl.concat([left["line_no"], rests.filter(pl.col("head").is_in(left["line_no"].implode()))["line_no"]])
+        kept = kept.implode()
+        left = frame.filter(pl.col("line_no").is_in(kept))
+    for t, parts in typed.items():
+        tables.setdefault(t, []).extend(parts)
+    for t, n in counts.items():
+        lines[t] = lines.get(t, 0) + n
+    if left.height:
+        tables.setdefault("unparsed", []).append(left.select("line_no", ts="wrap_ts", text="raw"))
+        lines["unparsed"] = lines.get("unparsed", 0) + left.height
+    return tables, lines
+
+
+def _parse_formats(frame: pl.DataFrame, primary: LogFormat,
+                   ctx: Context) -> tuple[dict[str, list], dict[str, int], pl.DataFrame]:
+    """Every format's tables and lines per table for the batch, and the lines none claimed;
+    the embeddable formats (NCCL inside a server log, say) first."""
+    remaining = frame
+    tables: dict[str, list[pl.DataFrame]] = {}
+    lines: dict[str, int] = {}
     for fmt in [f for f in parsers.embeddable() if f is not primary] + [primary]:
         if remaining.height == 0:
             break
@@ -35,10 +69,8 @@ def parse_batch(frame: pl.DataFrame, primary: LogFormat, ctx: Context) -> tuple[
         for t, n in got.lines.items():
             lines[t] = lines.get(t, 0) + n
         remaining = remaining.filter(~got.claimed)
-    if remaining.height:
-        tables.setdefault("unparsed", []).append(remaining.select("line_no", ts="wrap_ts", text="raw"))
-        lines["unparsed"] = lines.get("unparsed", 0) + remaining.height
-    return tables, lines
+    return tables, lines, remaining
+
 
 def _truncated(frame: pl.DataFrame) -> pl.Series | None:
     """Which lines of a batch the reader truncated, or None when none was (the usual case)."""

@@ -1,0 +1,74 @@
+"""Records that a terminal wrapped onto several lines.
+
+A log copied from a terminal window (and pasted into a ticket from there) has every record
+longer than the window cut at the same width: `... WorkNCCL(SeqNum=4, OpTy` and, on the next
+line, `pe=BROADCAST, NumelIn=112, ...`. The remainder has no prefix of its own, so alone it
+is unparsed, and the record it was cut from no longer matches its kind (or, in a traceback,
+the remainder breaks the run of frames). A remainder is found by the width: the lines it
+follows are all about as long (one window), and the remainder itself starts mid-token, with
+no prefix, wrapper, bracket, digit, space or markup. ingest parses such a batch again with
+each remainder put back on its record's line; the record then spans both lines.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from parsers.engine import prefix_groups
+from parsers.spec import LogFormat
+
+MIN_WIDTH = 79  # an 80-column window, less a trailing space the paste dropped
+SLACK = 1  # lines cut at one width differ by a stripped space or a wide character
+# How a line that is not a remainder starts: a record, a wrapper, a frame, markup.
+STARTS_LIKE_A_LINE = r"^(?:\s|[\[(<{>#|*`~\d=+-])"
+
+
+def remainders(frame: pl.DataFrame, primary: LogFormat, unclaimed: pl.Series) -> pl.DataFrame:
+    """The unclaimed lines of `frame` that are the rest of the line above, cut by a terminal:
+    columns `line_no` and `head` (the line the record starts on)."""
+    text = frame["text"]
+    above = text.str.len_chars().cast(pl.Int64).shift(1)
+    follows = frame["line_no"].diff() == 1
+    maybe = (unclaimed & follows & (above >= MIN_WIDTH) & (text.str.len_chars() > 0)
+             & ~text.str.contains(STARTS_LIKE_A_LINE)).fill_null(False)
+    if "process" in frame.columns:
+        maybe = maybe & frame["process"].is_null()
+    if not maybe.any():
+        return pl.DataFrame(schema={"line_no": pl.Int64, "head": pl.Int64})
+    at = maybe.arg_true()
+    groups = prefix_groups(primary.prefix, text.gather(at))
+    named = [f for f in groups.struct.fields if f != "msg"]
+    if named:
+        bare = pl.select(pl.all_horizontal(groups.struct.field(n).is_null() for n in named)).to_series()
+        maybe = maybe.scatter(at.filter(~bare), False)
+    cut = _window(above.filter(maybe))
+    if cut is None:
+        return pl.DataFrame(schema={"line_no": pl.Int64, "head": pl.Int64})
+    rest = maybe & ((above - cut).abs() <= SLACK)
+    return (frame.select("line_no", rest=rest)
+            .with_columns(head=pl.when(~pl.col("rest")).then(pl.col("line_no")).forward_fill())
+            .filter(pl.col("rest")).drop("rest"))
+
+
+def _window(lengths: pl.Series) -> int | None:
+    """The width the terminal cut at: the length (give or take SLACK) that most of the lines
+    above remainders share, at least two of them; one long line above one odd line is no
+    evidence of a window."""
+    counts = lengths.cast(pl.Int64).rename("width").value_counts(name="n")
+    near = [counts.with_columns(pl.col("width") + d) for d in range(-SLACK, SLACK + 1)]
+    around = (pl.concat(near).group_by("width").agg(pl.col("n").sum())
+              .join(counts.select("width"), on="width").sort(["n", "width"], descending=[True, False]))
+    return int(around["width"][0]) if around.height and around["n"][0] >= 2 else None
+
+
+def rejoin(frame: pl.DataFrame, rests: pl.DataFrame) -> pl.DataFrame:
+    """`frame` with each remainder's text put back at the end of its head's, the remainder
+    lines left out, and `wrapped`: how many lines each row stands for beyond its first."""
+    tails = (frame.join(rests, on="line_no").group_by("head", maintain_order=True)
+             .agg(tail=pl.col("text").str.join(""), raw_tail=pl.col("raw").str.join(""), wrapped=pl.len()))
+    joined = frame.join(tails, left_on="line_no", right_on="head", how="left")
+    return (joined.filter(~pl.col("line_no").is_in(rests["line_no"].implode()))
+            .with_columns(text=pl.col("text") + pl.col("tail").fill_null(""),
+                          raw=pl.col("raw") + pl.col("raw_tail").fill_null(""),
+                          wrapped=pl.col("wrapped").fill_null(0))
+            .drop("tail", "raw_tail"))
