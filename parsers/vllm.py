@@ -527,7 +527,8 @@ KINDS = (
             "gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory. "
             "total_num_cumulative_preemption=1",), types={"cumulative": I}),
     _event("kv_cache_insufficient", ("No available memory for the cache blocks", "stored in KV cache (",
-                                     "KV cache is needed, which is larger than the available KV cache memory"),
+                                     "KV cache is needed, which is larger than the available KV cache memory",
+                                     "To serve at least one request with the model"),
            KV_INSUFFICIENT, "critical",
            ("ERROR 04-01 10:00:00 [core.py:390] ValueError: To serve at least one request with the models's max seq "
             "len (131072), (16.00 GiB KV cache is needed, which is larger than the available KV cache memory (9.50 "

@@ -16,7 +16,8 @@ from loganalyze.kinds import kind_in, kinds
 KINDS = kinds("oom", "kv_cache_insufficient")
 STARTUP = kinds("kv_cache_insufficient", "gpu_blocks")
 TRACEBACKS = kinds("traceback", "exception")
-KV_TEXT = r"No available memory for the cache blocks|larger than the available KV cache memory|can be stored in KV cache"
+KV_TEXT = (r"No available memory for the cache blocks|larger than the available KV cache memory|can be stored in KV cache"
+           r"|To serve at least one request with the model")  # the start of the last, where a paste cut the rest
 OOM_TEXT = rf"OutOfMemoryError|out of memory|Not enough memory|{KV_TEXT}"
 # `# GPU blocks: 0`: the profile left nothing for the KV cache (vllm/61).
 NO_KV_BLOCKS = (kind_in(kinds("gpu_blocks")) & (pl.col("fields").str.json_path_match("$.gpu_blocks") == "0")
