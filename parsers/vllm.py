@@ -330,6 +330,22 @@ KINDS = (
                    mean_accept_len=10616 / (13311 // 3)),
         ),
     ),
+    # V1's first spec-decoding line (0.8, before `SpecDecoding metrics`): V0's wording without
+    # `System efficiency`, and the counts are the interval's (reset after each line), not totals.
+    LineKind(
+        name="spec_v1_counts", table="spec", needle="Speculative metrics: ",
+        match=r"Speculative metrics: Draft acceptance rate: (?:[\d.]+|nan), Number of ",
+        keys=(Key("Draft acceptance rate", "accept_rate", F), Key("Number of speculative tokens", "k", I),
+              Key("Number of accepted tokens", "accepted", I), Key("Number of draft tokens", "drafted", I)),
+        rewrites=((r"^.*?Speculative metrics: ", ""),),
+        samples=(
+            Sample("Speculative metrics: Draft acceptance rate: 1.000, Number of accepted tokens: 66, Number of draft "
+                   "tokens: 66, ", accept_rate=1.0, accepted=66, drafted=66),
+            Sample(f"{H}Speculative metrics: Draft acceptance rate: 0.500, Number of speculative tokens: 3, Number of "
+                   "accepted tokens: 30, Number of draft tokens: 60, Number of emitted tokens: 50.",
+                   accept_rate=0.5, k=3, accepted=30, drafted=60),
+        ),
+    ),
     # The offline examples (examples/offline_inference/spec_decode.py and its predecessor
     # eagle.py) print totals from the engine's counters, not a log line: `total_num_output_tokens`,
     # `num_drafts`, `num_draft_tokens`, `num_accepted_tokens` (later releases), `mean acceptance
