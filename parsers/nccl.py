@@ -91,7 +91,8 @@ WARN_CATEGORIES = (
     ("same_gpu", r"same GPU|Duplicate GPU"),
     ("wrong_type", r"wrong type \d+ != \d+"),
     ("timeout", r"[Tt]imeout|timed out"),
-    ("ib_completion_error", r"Got completion .* with error"),
+    # `with error 4, ...` in older releases; `with status=12 ...` or `status=<name>(12)` in newer IB code.
+    ("ib_completion_error", r"Got completion .* with (?:error|status=)"),
     ("proxy_failure", r"Failed to execute operation"),
 )
 # The categories that are a failure (NCCL returns an error), not advice about performance.

@@ -24,7 +24,7 @@ CAUSES = (
      "creating shared memory: /dev/shm is too small (a container's default is 64 MB)",
      "Give the container more shared memory (`docker run --shm-size=16g` or `--ipc=host`; a k8s emptyDir of "
      "medium Memory on /dev/shm), or NCCL_SHM_DISABLE=1 as a last resort."),
-    (r"Got completion .* with error|ibv_|NET/IB",
+    (r"Got completion .* with (?:error|status=)|ibv_|NET/IB",
      "on InfiniBand/RoCE between processes (a completion error: link, HCA or fabric)",
      "Check the IB links (`ibstat`, `ibv_devinfo`), NCCL_IB_HCA and the fabric's error counters; rerun nccl-tests "
      "between the two hosts."),
