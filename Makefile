@@ -31,6 +31,7 @@ reports: install
 	$(BIN)/python reports/build.py
 
 bench: install
+	$(BIN)/pip install -q -r benchmarks/requirements.txt
 	$(BIN)/python benchmarks/ingest.py
 
 # How right loganalyze is on the real logs of fixtures/real/ and fixtures/engines/ (the README's table).
