@@ -71,7 +71,7 @@ def test_engine_tables_match_the_goldens(tmp_path, case):
     want = sorted(p.stem for p in folder.glob("*.parquet") if p.stem != "claims")
     assert sorted(tables) == want
     for t in want:
-        assert_frame_equal(tables[t], pl.read_parquet(folder / f"{t}.parquet"), obj=t)
+        assert_frame_equal(tables[t], pl.read_parquet(folder / f"{t}.parquet"))
 
 
 def record() -> None:
