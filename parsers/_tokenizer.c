@@ -56,13 +56,6 @@ typedef struct {
     Py_ssize_t hits;
 } Column;
 
-static int column_init(Column *c, Py_ssize_t n) {
-    memset(c, 0, sizeof *c);
-    c->offsets = calloc((size_t)n + 1, sizeof(int64_t));
-    c->valid = calloc((size_t)n + 1, 1);
-    return c->offsets && c->valid;
-}
-
 static void column_free(Column *c) {
     free(c->offsets);
     free(c->valid);
@@ -80,10 +73,53 @@ static int column_set(Column *c, Py_ssize_t row, const char *value, size_t len) 
     return 1;
 }
 
+/* Where one key was found: (row, start in the input data, length) per hit, in row order.
+ * Most declared keys are absent from most lines: a key costs nothing until it is found. */
+typedef struct {
+    Py_ssize_t *rows;
+    size_t *starts, *lens, n, cap;
+} Hits;
+
+static int hits_add(Hits *h, Py_ssize_t row, size_t start, size_t len) {
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 1024;
+        if (cap > SIZE_MAX / sizeof(size_t)) return 0;
+        Py_ssize_t *rows = realloc(h->rows, cap * sizeof(Py_ssize_t));
+        if (!rows) return 0;
+        h->rows = rows;
+        size_t *starts = realloc(h->starts, cap * sizeof(size_t));
+        if (!starts) return 0;
+        h->starts = starts;
+        size_t *lens = realloc(h->lens, cap * sizeof(size_t));
+        if (!lens) return 0;
+        h->lens = lens;
+        h->cap = cap;
+    }
+    h->rows[h->n] = row;
+    h->starts[h->n] = start;
+    h->lens[h->n] = len;
+    h->n++;
+    return 1;
+}
+
+static void hits_free(Hits *h) {
+    free(h->rows);
+    free(h->starts);
+    free(h->lens);
+}
+
 typedef struct {
     const char *text;
     size_t len;
+    uint64_t head, mask; /* its first 8 bytes (fewer: masked), to rule out most places in one compare */
 } Needle;
+
+/* Up to 8 bytes of `s` from `p` as one word, zeros past the end. */
+static uint64_t word_at(const char *s, size_t len, size_t p) {
+    uint64_t w = 0;
+    memcpy(&w, s + p, len - p < 8 ? len - p : 8);
+    return w;
+}
 
 typedef struct {
     /* input */
@@ -98,7 +134,7 @@ typedef struct {
     Py_ssize_t n_known;
     int extra;
     /* output */
-    Column *keys;
+    Hits *keys;
     int64_t *list_offsets; /* n + 1, when extra */
     uint8_t *list_valid;
     Column pair_key, pair_value;
@@ -130,7 +166,12 @@ static Py_ssize_t value_len(const char *s, size_t len, size_t at) {
 static int find_starts(Job *job, const char *s, size_t len) {
     job->n_starts = 0;
     for (size_t p = 0; p <= len; p++) {
-        if (p != 0 && !(p >= 2 && s[p - 1] == ' ' && (s[p - 2] == ',' || s[p - 2] == '.'))) continue;
+        if (p != 0) {
+            const char *space = p - 1 < len ? memchr(s + p - 1, ' ', len - (p - 1)) : NULL;
+            if (!space) break;
+            p = (size_t)(space - s) + 1; /* the byte behind the space */
+            if (!(p >= 2 && (s[p - 2] == ',' || s[p - 2] == '.'))) continue;
+        }
         if (job->n_starts == job->cap_starts) {
             size_t cap = job->cap_starts ? job->cap_starts * 2 : 64;
             size_t *grown = cap > SIZE_MAX / sizeof(size_t) ? NULL : realloc(job->starts, cap * sizeof(size_t));
@@ -152,11 +193,19 @@ static int find_keys(Job *job, Py_ssize_t row, const char *s, size_t len) {
     for (Py_ssize_t k = 0; k < job->n_keys; k++) found[k] = NULL;
     for (size_t i = 0; i < job->n_starts && left; i++) {
         size_t p = job->starts[i];
+        uint64_t word = 0;
+        int have_word = 0;
         for (int pass = 0; pass < 2; pass++) {
             Py_ssize_t k = pass == 0 ? job->empty_head : (p < len ? job->first_head[(uint8_t)s[p]] : -1);
             for (; k >= 0; k = job->next_key[k]) {
                 const Needle *nd = &job->needles[k];
-                if (found[k] || nd->len > len - p || memcmp(s + p, nd->text, nd->len) != 0) continue;
+                if (found[k] || nd->len > len - p) continue;
+                if (!have_word) {
+                    word = word_at(s, len, p);
+                    have_word = 1;
+                }
+                if ((word & nd->mask) != nd->head || (nd->len > 8 && memcmp(s + p + 8, nd->text + 8, nd->len - 8) != 0))
+                    continue;
                 Py_ssize_t v = value_len(s, len, p + nd->len);
                 if (v < 0) continue;
                 found[k] = s + p + nd->len;
@@ -166,7 +215,7 @@ static int find_keys(Job *job, Py_ssize_t row, const char *s, size_t len) {
         }
     }
     for (Py_ssize_t k = 0; k < job->n_keys; k++)
-        if (!column_set(&job->keys[k], row, found[k], found_len[k])) return 0;
+        if (found[k] && !hits_add(&job->keys[k], row, (size_t)(found[k] - job->in_data), found_len[k])) return 0;
     return 1;
 }
 
@@ -285,6 +334,39 @@ static PyObject *column_tuple(const Column *c, Py_ssize_t n) {
     return Py_BuildValue("(nNNN)", nulls, valid, offsets, data);
 }
 
+/* (null_count, validity, offsets, data) for a key found in some of `n` rows; with the GIL. */
+static PyObject *hits_tuple(const Hits *h, Py_ssize_t n, const char *in_data) {
+    size_t total = 0;
+    for (size_t i = 0; i < h->n; i++) total += h->lens[i];
+    if (total > (size_t)PY_SSIZE_T_MAX) return PyErr_NoMemory();
+    PyObject *valid = PyBytes_FromStringAndSize(NULL, (n + 7) / 8);
+    PyObject *offsets = PyBytes_FromStringAndSize(NULL, (n + 1) * (Py_ssize_t)sizeof(int64_t));
+    PyObject *data = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    if (!valid || !offsets || !data) {
+        Py_XDECREF(valid);
+        Py_XDECREF(offsets);
+        Py_XDECREF(data);
+        return NULL;
+    }
+    uint8_t *bits = (uint8_t *)PyBytes_AS_STRING(valid);
+    int64_t *ends = (int64_t *)PyBytes_AS_STRING(offsets);
+    char *out = PyBytes_AS_STRING(data);
+    memset(bits, 0, (size_t)(n + 7) / 8);
+    int64_t at = 0;
+    Py_ssize_t row = 0;
+    ends[0] = 0;
+    for (size_t i = 0; i < h->n; i++) {
+        for (; row < h->rows[i]; row++) ends[row + 1] = at; /* rows without the key */
+        memcpy(out + at, in_data + h->starts[i], h->lens[i]);
+        at += (int64_t)h->lens[i];
+        bits[row >> 3] |= (uint8_t)(1u << (row & 7));
+        ends[row + 1] = at;
+        row++;
+    }
+    for (; row < n; row++) ends[row + 1] = at;
+    return Py_BuildValue("(nNNN)", n - (Py_ssize_t)h->n, valid, offsets, data);
+}
+
 /* Needles from a tuple of bytes; the caller keeps the tuple alive. */
 static Needle *needles_of(PyObject *seq, Py_ssize_t *count) {
     if (!PyTuple_Check(seq)) {
@@ -306,6 +388,9 @@ static Needle *needles_of(PyObject *seq, Py_ssize_t *count) {
         }
         out[i].text = PyBytes_AS_STRING(item);
         out[i].len = (size_t)PyBytes_GET_SIZE(item);
+        size_t head = out[i].len < 8 ? out[i].len : 8;
+        memcpy(&out[i].head, out[i].text, head);
+        out[i].mask = head == 8 ? UINT64_MAX : ((uint64_t)1 << (8 * head)) - 1;
     }
     return out;
 }
@@ -319,7 +404,7 @@ static int offsets_ok(const int64_t *offsets, Py_ssize_t from, Py_ssize_t n, Py_
 
 static void job_free(Job *job) {
     if (job->keys)
-        for (Py_ssize_t k = 0; k < job->n_keys; k++) column_free(&job->keys[k]);
+        for (Py_ssize_t k = 0; k < job->n_keys; k++) hits_free(&job->keys[k]);
     free(job->keys);
     free(job->list_offsets);
     free(job->list_valid);
@@ -373,16 +458,11 @@ static PyObject *tokenize(PyObject *self, PyObject *args) {
     job.extra = extra;
     if (!(job.needles = needles_of(needles_obj, &job.n_keys))) goto done;
     if (!(job.known = needles_of(known_obj, &job.n_known))) goto done;
-    job.keys = calloc((size_t)job.n_keys + 1, sizeof(Column));
+    job.keys = calloc((size_t)job.n_keys + 1, sizeof(Hits));
     if (!job.keys) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t k = 0; k < job.n_keys; k++)
-        if (!column_init(&job.keys[k], n)) {
-            PyErr_NoMemory();
-            goto done;
-        }
     job.next_key = calloc((size_t)job.n_keys + 1, sizeof(Py_ssize_t));
     job.found = calloc((size_t)job.n_keys + 1, sizeof(char *));
     job.found_len = calloc((size_t)job.n_keys + 1, sizeof(size_t));
@@ -417,7 +497,7 @@ static PyObject *tokenize(PyObject *self, PyObject *args) {
     PyObject *columns = PyTuple_New(job.n_keys);
     if (!columns) goto done;
     for (Py_ssize_t k = 0; k < job.n_keys; k++) {
-        PyObject *item = job.keys[k].hits ? column_tuple(&job.keys[k], n) : (Py_INCREF(Py_None), Py_None);
+        PyObject *item = job.keys[k].n ? hits_tuple(&job.keys[k], n, job.in_data) : (Py_INCREF(Py_None), Py_None);
         if (!item) {
             Py_DECREF(columns);
             goto done;
