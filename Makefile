@@ -6,7 +6,7 @@ DEMO_STORE ?= /tmp/loganalyze-demo
 
 .PHONY: install demo test reports bench accuracy
 
-$(BIN)/loganalyze: pyproject.toml
+$(BIN)/loganalyze: pyproject.toml parsers/_tokenizer.c
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q -e '.[test]'
 	touch $@
@@ -31,6 +31,7 @@ reports: install
 	$(BIN)/python reports/build.py
 
 bench: install
+	$(BIN)/pip install -q -r benchmarks/requirements.txt
 	$(BIN)/python benchmarks/ingest.py
 
 # How right loganalyze is on the real logs of fixtures/real/ and fixtures/engines/ (the README's table).

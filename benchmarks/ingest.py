@@ -1,4 +1,4 @@
-"""Ingest speed and memory on a large log: loganalyze against a hand parser and grep.
+"""Ingest speed and memory on a large log: loganalyze against DuckDB, a hand parser and grep.
 
     python benchmarks/ingest.py                          # 1 GB SGLang log, 3 runs of each
     python benchmarks/ingest.py --size 5G --tools ingest --no-analysis
@@ -9,6 +9,9 @@ in this process tree, one after the other:
 
 * `ingest`: `loganalyze ingest LOG --store <fresh store> -q`, end to end (hash, parse,
   write Parquet, commit);
+* `duckdb`: benchmarks/duck.py, DuckDB's `read_csv` of the lines, one `regexp_extract`
+  per key of the stats lines, `COPY ... TO` Parquet (needs `pip install -r
+  benchmarks/requirements.txt`; `make bench` does it);
 * `naive`: benchmarks/naive.py, a per-line Python `regex` parser of the same stats lines
   writing one Parquet file (what a user would write themselves);
 * `grep`: `grep -c` of the stats lines, the floor (reading the file and matching a literal).
@@ -22,6 +25,7 @@ store's Parquet, never the log.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -111,11 +115,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "loganalyze-bench",
                     help="where the generated log and the stores go (default /tmp/loganalyze-bench)")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--tools", default="ingest,naive,grep", help="comma-separated subset of ingest,naive,grep")
+    ap.add_argument("--tools", default="ingest,duckdb,naive,grep",
+                    help="comma-separated subset of ingest,duckdb,naive,grep")
     ap.add_argument("--no-analysis", action="store_true", help="do not time metrics/diagnose/report")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = ap.parse_args(argv)
     tools = args.tools.split(",")
+    if "duckdb" in tools and importlib.util.find_spec("duckdb") is None:
+        sys.exit("benchmark: the duckdb peer needs `pip install -r benchmarks/requirements.txt` (or --tools without it)")
 
     args.dir.mkdir(parents=True, exist_ok=True)
     log = args.log or args.dir / f"{args.format}-{args.size}.log"
@@ -130,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     env = {**os.environ, "LC_ALL": "C"}
     commands = {
         "grep": lambda i: ["grep", "-c", "-E", STATS[args.format], str(log)],
+        "duckdb": lambda i: [sys.executable, str(HERE / "duck.py"), str(log), str(args.dir / "duckdb.parquet"),
+                             "--format", args.format],
         "naive": lambda i: [sys.executable, str(HERE / "naive.py"), str(log), str(args.dir / "naive.parquet"),
                             "--format", args.format],
         "ingest": lambda i: [*loganalyze(), "ingest", str(log), "--store", str(args.dir / f"store{i}"), "-q",
@@ -145,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
             results[tool].append(r)
             if tool == "grep":
                 stats_lines = int(r["out"].split()[0])
-            print(f"  run {i + 1} {tool:7s} {r['wall_s']:7.2f} s  {size / 1e6 / r['wall_s']:7.1f} MB/s  "
+            print(f"  run {i + 1} {tool:7s} load {os.getloadavg()[0]:5.2f} {r['wall_s']:7.2f} s  {size / 1e6 / r['wall_s']:7.1f} MB/s  "
                   f"cpu {r['cpu_s']:6.2f} s  rss {r['rss_mb']:6.0f} MB", file=sys.stderr)
             if tool == "ingest" and i < args.runs - 1:
                 shutil.rmtree(args.dir / f"store{i}", ignore_errors=True)
@@ -165,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{fig['mb_per_cpu_s']:9.1f} {fig['rss_mb']:6.0f} MB")
     t = summary["tools"]
     if "ingest" in t:
-        for other in ("naive", "grep"):
+        for other in ("duckdb", "naive", "grep"):
             if other in t:
                 ratio = t["ingest"]["mb_s"] / t[other]["mb_s"]
                 summary[f"ingest_over_{other}"] = ratio

@@ -1,9 +1,9 @@
 """Apply a declared LogFormat to a batch of lines, with polars expressions only.
 
 Every step works on whole columns: recognising kinds (literal needles, then one regex
-per kind), extracting fields (named groups or keys), grouping multi-line events. No
-Python code runs per line, except in a kind's `handler`, which is kept for rare lines
-(a server_args dump: one per server start).
+per kind), extracting fields (named groups, or keys, which the compiled tokenizer reads:
+parsers/keys.py), grouping multi-line events. No Python code runs per line, except in a
+kind's `handler`, which is kept for rare lines (a server_args dump: one per server start).
 """
 
 from __future__ import annotations
@@ -15,15 +15,10 @@ from dataclasses import dataclass, field, replace
 import polars as pl
 import regex
 
-from parsers import common, leader
+from parsers import common, keys, leader
 from parsers.common import fraction
 from parsers.spec import LineKind, LogFormat, TsFormat
 
-VALUE = r"([^ ,]+?)\.?(?:[ ,]|$)"
-PAIR = r"[,.] [#A-Za-z][^:,]*?: [^ ,]+"
-# The fast paths below (prefix split, line skeletons) give the same tables as the plain
-# ones; tests turn them off to check that.
-FAST = True
 PFX = "__pfx"
 SUFFIX = "\x00suffix:"  # marks a prefix plan whose message is the rest less a suffix
 CODE_LINE = r"^\s+raise\s"
@@ -62,20 +57,6 @@ def _needle_expr(kind: LineKind) -> pl.Expr:
     return hit
 
 
-def classify(fmt: LogFormat) -> pl.Expr:
-    """The name of the first kind whose needle and regex match the message, else null.
-
-    Fallback kinds are left out here: they only take what is left once continuation
-    lines have found their owners (see `claim_leftovers`); so is quoted source code, which
-    belongs to the traceback around it.
-    """
-    kinds = [k for k in fmt.kinds if not k.fallback]
-    expr = pl.when(pl.col("msg").str.contains(CODE_LINE)).then(pl.lit(None, pl.String))
-    for kind in kinds:
-        expr = expr.when(_needle_expr(kind)).then(pl.lit(kind.name))
-    return expr.otherwise(pl.lit(None, pl.String)).alias("kind")
-
-
 def _any_of(needles: tuple[str, ...] | list[str]) -> pl.Expr:
     """`msg` contains one of the literals (one regex over all: much faster than one pass each)."""
     if len(needles) == 1:
@@ -88,9 +69,11 @@ def _needles(kind: LineKind) -> tuple[str, ...]:
 
 
 def classify_rows(fmt: LogFormat, frame: pl.DataFrame) -> pl.Series:
-    """`classify(fmt)` evaluated on `frame`, without testing every needle on every line.
+    """The name of the first kind whose needle, regex and levels a line's message passes, else null.
 
-    Kinds are tried in order on the lines no earlier kind took, so a line leaves the
+    Fallback kinds are left out here: they only take what is left once continuation
+    lines have found their owners (see `claim_leftovers`); so is quoted source code, which
+    belongs to the traceback around it. Kinds are tried in order on the lines no earlier kind took, so a line leaves the
     chain at its own kind: most lines of a busy log meet two or three needles, not all.
     A kind's regex (and level filter) runs only on the lines its needle found. For an
     embeddable format, whose needles most lines of a file lack, lines with none of its
@@ -276,7 +259,7 @@ def prefix_plan(prefix: str) -> tuple[str, str | None] | None:
 
 def prefix_groups(prefix: str, text: pl.Series) -> pl.Series:
     """The same struct as `text.str.extract_groups(prefix)`, found faster (see prefix_plan)."""
-    plan = prefix_plan(prefix) if FAST else None
+    plan = prefix_plan(prefix)
     if plan is None or text.len() == 0:
         return text.str.extract_groups(prefix).alias(PFX)
     names = list(regex.compile(prefix).groupindex)
@@ -398,7 +381,7 @@ def split_prefix(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> pl.DataFr
 def _dated(frame: pl.DataFrame, formats: list[TsFormat], ctx: Context) -> list[pl.Expr | pl.Series]:
     """The dated layouts, tried in order; those after the one that reads every timestamp are
     left out (they would only fill nulls that are not there)."""
-    if not FAST or len(formats) < 2:
+    if len(formats) < 2:
         return [_parse_ts(f, ctx) for f in formats]
     present = frame["ts_raw"].is_not_null()
     out: list[pl.Series] = []
@@ -414,8 +397,6 @@ def _dated(frame: pl.DataFrame, formats: list[TsFormat], ctx: Context) -> list[p
 
 def _where_unclaimed(pattern: str) -> pl.Expr:
     """`msg` matches `pattern` on lines no kind took (the regex runs on those lines only)."""
-    if not FAST:
-        return pl.col("kind").is_null() & pl.col("msg").str.contains(pattern)
     return pl.when(pl.col("kind").is_null()).then(pl.col("msg")).str.contains(pattern).fill_null(False)
 
 
@@ -424,8 +405,6 @@ def fill_in_runs(value: pl.Expr, run: pl.Expr) -> pl.Expr:
     cum_sum: each group is consecutive rows, and the null rows are one group), without a
     window over as many groups as rows: that took a second per 100 MB of a log whose
     lines mostly end runs. A value carries on while the rows stay in its run."""
-    if not FAST:
-        return value.forward_fill().over(run)
     keyed = pl.when(run.is_not_null()).then(value)
     last_run = pl.when(keyed.is_not_null()).then(run).forward_fill()
     in_run = pl.when(last_run == run).then(keyed.forward_fill())
@@ -445,13 +424,12 @@ def attach_continuations(frame: pl.DataFrame, fmt: LogFormat) -> pl.DataFrame:
             continue
         start = pl.col("kind") == kind.name
         cont = _where_unclaimed(kind.continuation)
-        if FAST:  # no start line or no continuation line: nobody gets an owner
-            if not (frame["kind"] == kind.name).any():
-                continue
-            found = frame.select(cont).to_series()
-            if not found.any():
-                continue
-            frame, cont = frame.with_columns(__cont=found), pl.col("__cont")
+        if not (frame["kind"] == kind.name).any():  # no start line: nobody gets an owner
+            continue
+        found = frame.select(cont).to_series()
+        if not found.any():
+            continue
+        frame, cont = frame.with_columns(__cont=found), pl.col("__cont")
         run = (~(start | cont)).cum_sum()
         frame = frame.with_columns(
             owner=pl.coalesce(
@@ -475,13 +453,11 @@ def adopt_orphans(frame: pl.DataFrame, kind: LineKind) -> pl.DataFrame:
     as they are.
     """
     loose = pl.col("owner").is_null() & _where_unclaimed(kind.continuation)
-    if FAST:
-        found = frame.select(loose).to_series()
-        if not found.any():
-            return frame
-        frame, loose = frame.with_columns(__loose=found), pl.col("__loose")
-    orphan = pl.when(loose).then(pl.col("msg")).str.contains(kind.orphan).fill_null(False) if FAST else (
-        pl.col("msg").str.contains(kind.orphan))
+    found = frame.select(loose).to_series()
+    if not found.any():
+        return frame
+    frame, loose = frame.with_columns(__loose=found), pl.col("__loose")
+    orphan = pl.when(loose).then(pl.col("msg")).str.contains(kind.orphan).fill_null(False)
     hit = (loose & orphan).cast(pl.Int64)
     seen = hit.cum_sum()
     before_run = pl.when(loose & ~loose.shift(1, fill_value=False)).then(seen - hit).forward_fill()
@@ -497,7 +473,7 @@ def claim_leftovers(frame: pl.DataFrame, fmt: LogFormat) -> pl.DataFrame:
     """Fallback kinds (a catch-all for WARNING lines, say) take lines nothing else took."""
     for kind in fmt.kinds:
         if kind.fallback:
-            if FAST and not frame.select((pl.col("kind").is_null() & pl.col("owner").is_null()).any()).item():
+            if not frame.select((pl.col("kind").is_null() & pl.col("owner").is_null()).any()).item():
                 continue
             free = pl.col("kind").is_null() & pl.col("owner").is_null() & _needle_expr(kind)
             frame = frame.with_columns(kind=pl.when(free).then(pl.lit(kind.name)).otherwise("kind"))
@@ -517,256 +493,25 @@ def _cast(expr: pl.Expr, dtype: pl.DataType, percent: bool = False, commas: bool
     return expr.cast(dtype, strict=False)
 
 
-def _key_regex(key: str, sep: str) -> str:
-    return rf"(?:^|[,.] ){regex.escape(key)}{regex.escape(sep)}{VALUE}"
+def key_columns(kind: LineKind, rows: pl.DataFrame) -> pl.DataFrame:
+    """`rows` with the kind's key columns (`__k_<column>`), `__extra` and `__kok` (some key found).
 
-
-def _keys_by_regex(kind: LineKind, rows: pl.DataFrame) -> pl.DataFrame:
-    """Key columns (`__k_<column>`), `__extra` and `__kok` (some key found): one regex per key.
-
-    A key whose `key: ` text is in none of the rows is not searched for. Values never hold
-    a comma (VALUE stops at one), so numbers are cast as they are.
+    The compiled tokenizer finds each key's text (parsers/keys.py); several keys may fill
+    one column (`#running-req` / `#running_req`): the first in the kind's order whose text
+    casts wins. Values never hold a comma, so numbers are cast as they are.
     """
+    texts, pairs = keys.key_texts(kind, rows["body"])
     cols: dict[str, pl.Expr] = {}
     got: list[pl.Expr] = []
-    body = pl.col("body")
-    for k in kind.keys:
-        if FAST and not rows["body"].str.contains(k.key + kind.key_sep, literal=True).any():
-            raw = pl.lit(None, pl.String)
-        else:
-            raw = body.str.extract(_key_regex(k.key, kind.key_sep), 1)
+    for k, text in zip(kind.keys, texts):
+        raw = pl.lit(text) if text is not None else pl.lit(None, pl.String)
         value = _cast(raw, k.dtype, k.percent, commas=False)
         cols[k.column] = pl.coalesce(cols[k.column], value) if k.column in cols else value
         got.append(raw.is_not_null())
     exprs = [e.alias(f"__k_{c}") for c, e in cols.items()]
-    if kind.extra:
-        known = [k.key for k in kind.keys]
-        pairs = body.str.extract_all(PAIR).list.eval(
-            pl.element().str.replace(r"^[,.] ", "").str.splitn(": ", 2).struct.rename_fields(["key", "value"])
-        )
-        exprs.append(pairs.list.filter(~pl.element().struct.field("key").is_in(known)).alias("__extra"))
+    if pairs is not None:
+        exprs.append(pl.lit(pairs).alias("__extra"))
     return rows.with_columns(*exprs, __kok=pl.any_horizontal(got) if got else pl.lit(False))
-
-
-@dataclass(frozen=True)
-class Skeleton:
-    """The fixed text of one line shape of a kind, with a slot for each value.
-
-    `pattern` matches the lines of that shape, one `[^ ,]+` group per value; `columns`
-    says which slot fills each key column (the first key present, in the kind's order),
-    `extra` the unknown pairs as (key, slot). `safe` is False when the shape could not be
-    checked to give what the per-key regexes give: its lines go to those.
-    """
-
-    pattern: str
-    slots: int
-    columns: tuple[tuple[str, int, int], ...] = ()
-    extra: tuple[tuple[str, int], ...] = ()
-    safe: bool = False
-
-
-SKELETONS: dict[tuple, list[Skeleton]] = {}
-MAX_SKELETONS = 32  # shapes remembered per kind; lines of further shapes take the per-key path
-NEW_PER_BATCH = 8
-SKELETON_MAX_CHARS = 4096  # a longer line makes no shape: its regex could pass polars' size limit
-
-
-def _kind_id(kind: LineKind) -> tuple:
-    return (kind.name, kind.keys, kind.key_sep, kind.extra, kind.rewrites)
-
-
-def _run_end(line: str, start: int) -> int:
-    m = regex.compile(r"[ ,]|$").search(line, start)
-    return m.start()
-
-
-DIGITS = regex.compile(r"(?<![A-Za-z_])[0-9]+(?![A-Za-z_])")  # a number, not part of a word (p99, 95th, TP0)
-
-
-def _key_names(kind: LineKind, line: str) -> list[tuple[int, int]]:
-    """Where the names of keys (the kind's and those of `key: value` pairs) are in `line`;
-    all of it when a key of the kind has a digit in its name."""
-    if any(c.isdigit() for k in kind.keys for c in k.key):
-        return [(0, len(line))]
-    names = []
-    for k in kind.keys:
-        m = regex.search(_key_regex(k.key, kind.key_sep), line)
-        if m:
-            names.append((m.start(1) - len(k.key) - len(kind.key_sep), m.start(1)))
-    for m in regex.finditer(PAIR, line):
-        names.append((m.start() + 2, line.index(": ", m.start() + 2)))
-    return names
-
-
-def _outside(names: list[tuple[int, int]], b: int, e: int) -> bool:
-    return all(e <= nb or b >= ne for nb, ne in names)
-
-
-def _literal(line: str, start: int, end: int, names: list[tuple[int, int]]) -> str:
-    """`line[start:end]` as a regex, its numbers (outside key names) as `[0-9]+`.
-
-    Other numbers of a line (`Accepted throughput: 601.20 tokens/s`, a list of rates)
-    change from line to line: left literal, each line would be a shape of its own. Digits
-    cannot make or break a `, key: ` boundary, so the key columns do not depend on them;
-    in a key's name they stay (`p99` is not `p50`)."""
-    out, at = "", start
-    for m in DIGITS.finditer(line, start, end):
-        if _outside(names, m.start(), m.end()):
-            out += regex.escape(line[at:m.start()]) + "[0-9]+"
-            at = m.end()
-    return out + regex.escape(line[at:end])
-
-
-def _renumber(line: str, start: int, end: int, names: list[tuple[int, int]], number: str | None) -> str:
-    """`line[start:end]` with its generalised numbers replaced by `number` (None: as is)."""
-    if number is None:
-        return line[start:end]
-    out, at = "", start
-    for m in DIGITS.finditer(line, start, end):
-        if _outside(names, m.start(), m.end()):
-            out += line[at:m.start()] + number
-            at = m.end()
-    return out + line[at:end]
-
-
-def _skeleton(kind: LineKind, line: str) -> Skeleton:
-    """The shape of `line`: its values (those of the kind's keys and of `key: value` pairs)
-    become slots, its other numbers any digits (see `_literal`), the rest is literal.
-    Checked against the per-key path on the line and on copies whose values all read 1,
-    1. and x: (and other numbers 7 or 10), which covers how a value can change what the
-    key regexes find (only a trailing dot can: it makes a `. key: ` boundary)."""
-    starts: dict[int, int] = {}
-    for k in kind.keys:
-        m = regex.search(_key_regex(k.key, kind.key_sep), line)
-        if m:
-            starts[m.start(1)] = _run_end(line, m.start(1))
-    if kind.extra:
-        for m in regex.finditer(PAIR, line):
-            v = line.index(": ", m.start() + 2) + 2
-            starts[v] = m.end()
-    spans = sorted(starts.items())
-    literal = regex.escape(line)
-    if any(a[1] > b[0] for a, b in zip(spans, spans[1:])) or any(e <= b for b, e in spans):
-        return Skeleton("^" + literal + "$", 0)
-    names = _key_names(kind, line)
-    pattern, at = "^", 0
-    for i, (b, e) in enumerate(spans):
-        pattern += _literal(line, at, b, names) + f"(?P<s{i}>[^ ,]+)"
-        at = e
-    pattern += _literal(line, at, len(line), names) + "$"
-
-    def fill(value: str, number: str | None = None) -> str:
-        out, at = "", 0
-        for b, e in spans:
-            out += _renumber(line, at, b, names, number) + value
-            at = e
-        return out + _renumber(line, at, len(line), names, number)
-
-    probe = pl.DataFrame({"body": [line, fill("1"), fill("1."), fill("x:"), fill("1", "7"), fill("x:", "10")]})
-    try:
-        plain = _keys_by_regex(kind, probe)
-        groups = probe["body"].str.extract_groups(pattern) if spans else None
-    except pl.exceptions.PolarsError:
-        return Skeleton("^" + literal + "$", 0)
-    slot_of = {b: i for i, (b, _) in enumerate(spans)}
-    columns: dict[str, tuple[str, int, int]] = {}
-    for ki, k in enumerate(kind.keys):
-        m = regex.search(_key_regex(k.key, kind.key_sep), line)
-        if m and k.column not in columns:
-            columns[k.column] = (k.column, slot_of[m.start(1)], ki)
-    known = {k.key for k in kind.keys}
-    extra = []
-    if kind.extra:
-        for m in regex.finditer(PAIR, line):
-            key = m.group()[2:].split(": ", 1)[0]
-            if key not in known:
-                extra.append((key, slot_of[line.index(": ", m.start() + 2) + 2]))
-    sk = Skeleton(pattern, len(spans), tuple(columns.values()), tuple(extra), safe=True)
-    if not probe["body"].str.contains(pattern).all():
-        return replace(sk, safe=False)
-    fast = _keys_by_skeleton(kind, probe, sk, groups)
-    if not fast.equals(plain.select(fast.columns)):
-        return replace(sk, safe=False)
-    return sk
-
-
-def _keys_by_skeleton(kind: LineKind, rows: pl.DataFrame, sk: Skeleton, groups: pl.Series | None) -> pl.DataFrame:
-    """The columns of `_keys_by_regex` for rows of one shape, from its slots."""
-    slot = groups.struct.field if groups is not None else None
-    found = {column: (i, kind.keys[ki]) for column, i, ki in sk.columns}
-    exprs = []
-    for column in dict.fromkeys(k.column for k in kind.keys):
-        if column in found:
-            i, k = found[column]
-            got = slot(f"s{i}")
-            v = pl.lit(got)
-            if got.str.ends_with(".").any():  # VALUE leaves out a final dot
-                raw = pl.when(v.str.ends_with(".") & (v.str.len_bytes() > 1)).then(v.str.head(-1)).otherwise(v)
-            else:
-                raw = v
-        else:
-            k, raw = next(k for k in kind.keys if k.column == column), pl.lit(None, pl.String)
-        exprs.append(_cast(raw, k.dtype, k.percent, commas=False).alias(f"__k_{column}"))
-    if kind.extra:
-        pair = pl.Struct({"key": pl.String, "value": pl.String})
-        if sk.extra:
-            extra = pl.concat_list([pl.struct(key=pl.lit(key), value=pl.lit(slot(f"s{i}"))) for key, i in sk.extra])
-        else:
-            extra = pl.lit([], pl.List(pair))
-        exprs.append(extra.cast(pl.List(pair)).alias("__extra"))
-    return rows.with_columns(*exprs, __kok=pl.lit(bool(sk.columns)))
-
-
-def _model_line(body: pl.Series) -> str | None:
-    """The first line short enough to make a shape from (SKELETON_MAX_CHARS), or None."""
-    if len(body[0]) <= SKELETON_MAX_CHARS:
-        return body[0]
-    short = body.filter(body.str.len_chars() <= SKELETON_MAX_CHARS)
-    return short[0] if len(short) else None
-
-
-def key_columns(kind: LineKind, rows: pl.DataFrame) -> pl.DataFrame:
-    """`rows` with the kind's key columns (`__k_<column>`), `__extra` and `__kok`.
-
-    Lines of a busy log come in a few shapes (the same keys in the same order): each shape
-    is one regex with a group per value, applied once, instead of one regex per key. Lines
-    of unknown or unchecked shapes take the per-key path.
-    """
-    if not FAST or kind.key_sep != ": " or rows.height == 0:
-        return _keys_by_regex(kind, rows)
-    known = SKELETONS.setdefault(_kind_id(kind), [])
-    todo = rows.with_row_index("__r")
-    done: list[pl.DataFrame] = []
-    slow: list[pl.DataFrame] = []
-    tried, new = 0, 0
-    while todo.height:
-        if tried < len(known):
-            sk = known[tried]
-        elif new < NEW_PER_BATCH and len(known) < MAX_SKELETONS and (model := _model_line(todo["body"])) is not None:
-            sk = _skeleton(kind, model)
-            known.append(sk)
-            new += 1
-        else:
-            break
-        tried += 1
-        if sk.slots:
-            groups = todo["body"].str.extract_groups(sk.pattern)
-            hit = groups.struct.field("s0").is_not_null()
-        else:
-            groups, hit = None, todo["body"].str.contains(sk.pattern)
-        if not hit.any():
-            continue
-        if sk.safe:
-            part = todo.filter(hit)
-            done.append(_keys_by_skeleton(kind, part, sk, groups.filter(hit) if groups is not None else None))
-        else:
-            slow.append(todo.filter(hit))
-        todo = todo.filter(~hit)
-    if todo.height:
-        slow.append(todo)
-    if slow:
-        done.append(_keys_by_regex(kind, pl.concat(slow)))
-    return pl.concat(done, how="vertical_relaxed").sort("__r").drop("__r")
 
 
 def extract(kind: LineKind, rows: pl.DataFrame) -> pl.DataFrame:
@@ -775,16 +520,11 @@ def extract(kind: LineKind, rows: pl.DataFrame) -> pl.DataFrame:
     Several keys may fill one column (`token usage` / `full token usage`): the first
     present wins. With `pack`, the named groups go into one JSON column instead.
     """
-    if FAST:  # a rewrite that matches no line changes nothing (one test for all of them, usually)
-        body = rows["body"]
-        if len(kind.rewrites) < 2 or body.str.contains("|".join(f"(?:{p})" for p, _ in kind.rewrites)).any():
-            for pattern, replacement in kind.rewrites:
-                if body.str.contains(pattern).any():
-                    body = body.str.replace_all(pattern, replacement)
-    else:
-        body = pl.col("body")
+    body = rows["body"]  # a rewrite that matches no line changes nothing (one test for all of them, usually)
+    if len(kind.rewrites) < 2 or body.str.contains("|".join(f"(?:{p})" for p, _ in kind.rewrites)).any():
         for pattern, replacement in kind.rewrites:
-            body = body.str.replace_all(pattern, replacement)
+            if body.str.contains(pattern).any():
+                body = body.str.replace_all(pattern, replacement)
     rows = rows.with_columns(body=body)
     cols: dict[str, pl.Expr] = {}
     got: list[pl.Expr] = []
@@ -829,16 +569,16 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
         inner = parse(replace(fmt, gate=None), frame.filter(gated), ctx) if gated.any() else None
         claimed = frame["line_no"].is_in(inner.claimed_lines.implode()) if inner else pl.Series([False] * frame.height)
         return Parsed(inner.tables if inner else {}, inner.lines if inner else {}, claimed)
-    sift = _sift(fmt) if FAST and fmt.embeddable else None  # most files have no line of an embeddable format
+    sift = _sift(fmt) if fmt.embeddable else None  # most files have no line of an embeddable format
     if sift is not None and not frame["text"].str.contains(sift).any():
         return Parsed({}, {}, pl.repeat(False, frame.height, eager=True))
     if "wrapped" not in frame.columns:  # the lines a terminal wrapped each record onto, after its first
         frame = frame.with_columns(wrapped=pl.lit(0, pl.UInt32))
     framed = split_prefix(fmt, frame, ctx)
-    framed = framed.with_columns(classify_rows(fmt, framed) if FAST else classify(fmt))
+    framed = framed.with_columns(classify_rows(fmt, framed))
     framed = claim_leftovers(attach_continuations(framed, fmt), fmt)
     owners = framed.filter(pl.col("owner").is_not_null())
-    if owners.height or not FAST:
+    if owners.height:
         bodies = owners.group_by("owner", maintain_order=True).agg(cont=pl.col("msg").str.join("\n"),
                                                                    cont_lines=pl.len() + pl.col("wrapped").sum())
         framed = framed.join(bodies, left_on="line_no", right_on="owner", how="left")
@@ -848,19 +588,19 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
         body=pl.when(pl.col("cont").is_not_null()).then(pl.col("msg") + "\n" + pl.col("cont")).otherwise("msg"),
         span=1 + pl.col("cont_lines").fill_null(0) + pl.col("wrapped"),
     )
-    by_kind = framed.partition_by("kind", as_dict=True, include_key=True) if FAST else {}
+    by_kind = framed.partition_by("kind", as_dict=True, include_key=True)
     tables: dict[str, list[pl.DataFrame]] = {}
     lines: dict[str, int] = {}
     claimed_rows: list[pl.Series] = []
     for kind in fmt.kinds:
-        rows = by_kind.get((kind.name,), framed.clear()) if FAST else framed.filter(pl.col("kind") == kind.name)
+        rows = by_kind.get((kind.name,), framed.clear())
         if rows.height == 0:
             continue
         good = extract(kind, rows).filter(pl.col("ok"))
         if good.height == 0:
             continue
         claimed_rows.append(good["line_no"])
-        if owners.height or not FAST:
+        if owners.height:
             owned = owners.filter(pl.col("owner").is_in(good["line_no"].implode()))
             claimed_rows.append(owned["line_no"])
         lines[kind.table] = lines.get(kind.table, 0) + int(good["span"].sum())

@@ -44,10 +44,11 @@ KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 
 def modules() -> dict[str, Path]:
-    """Every module of the packages by dotted name (a package by its own name)."""
+    """Every module of the packages by dotted name (a package by its own name); a C
+    extension by the name of its source, `_tokenizer.c` (it imports nothing of ours)."""
     found = {}
     for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
+        for path in sorted([*(ROOT / package).rglob("*.py"), *(ROOT / package).rglob("*.c")]):
             parts = path.relative_to(ROOT).with_suffix("").parts
             found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return found
@@ -76,7 +77,7 @@ def imported(name: str, path: Path, known: dict[str, Path]) -> set[str]:
 
 def graph() -> dict[str, set[str]]:
     known = modules()
-    return {name: imported(name, path, known) for name, path in known.items()}
+    return {name: imported(name, path, known) if path.suffix == ".py" else set() for name, path in known.items()}
 
 
 def layer_of(module: str) -> int:

@@ -1,4 +1,4 @@
-"""Ingest at scale: the benchmark generator, and the engine's fast paths giving the same tables."""
+"""Ingest at scale: the benchmark generator, and the shortcuts that must give the tables of the plain code."""
 
 from __future__ import annotations
 
@@ -20,55 +20,6 @@ def test_speculative_reset_line_becomes_a_config_row(tmp_path, ingest_one):
     _, run = ingest_one(log)
     rows = run.table("config").filter(pl.col("origin") == "speculative_reset").collect()
     assert rows.select("key", "value", "value_num").row(0) == ("max_running_requests", "48", 48.0)
-
-
-def _tables(path: Path, fast: bool, batch_bytes: int) -> list:
-    import parsers
-    from loganalyze.reader import ReadStats, read_batches
-    from loganalyze.wrappers import unwrap
-    from parsers import engine
-
-    engine.FAST = fast
-    try:
-        ctx = engine.Context(source="s", year=2026, base_date="2026-01-01")
-        out = []
-        for batch in read_batches(path, ReadStats(), batch_bytes):
-            frame = unwrap(batch.rename({"text": "raw"}).with_columns(text=pl.col("raw")), 2026)
-            for fmt in parsers.FORMATS.values():
-                if isinstance(fmt, parsers.LogFormat):
-                    got = engine.parse(fmt, frame, ctx)
-                    tables = {t: df.select(sorted(df.columns)).sort("line_no", maintain_order=True)
-                              for t, df in got.tables.items()}
-                    out.append((fmt.name, got.lines, got.claimed.to_list(), tables))
-        return out
-    finally:
-        engine.FAST = True
-
-
-def test_fast_paths_give_the_plain_tables(tmp_path):
-    """Prefix split, progressive classification and line skeletons change nothing in the tables."""
-    from polars.testing import assert_frame_equal
-
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from generate import generate
-
-    from conftest import SAMPLES
-
-    mixed = tmp_path / "mixed.log"
-    generate(mixed, "sglang", 400_000, seed=3)
-    with open(mixed, "ab") as out:
-        for p in sorted(SAMPLES.glob("*/*.log")):
-            out.write(p.read_bytes())
-    vllm = tmp_path / "vllm.log"
-    generate(vllm, "vllm", 200_000, seed=4)
-    for path, batch in ((mixed, 1 << 24), (mixed, 50_000), (vllm, 1 << 24)):
-        fast, plain = _tables(path, True, batch), _tables(path, False, batch)
-        assert len(fast) == len(plain)
-        for (name, lines, claimed, tables), (_, lines2, claimed2, tables2) in zip(fast, plain):
-            assert (lines, claimed) == (lines2, claimed2), name
-            assert tables.keys() == tables2.keys(), name
-            for t in tables:
-                assert_frame_equal(tables[t], tables2[t])
 
 
 def test_reader_splits_lines_like_python_does():
@@ -271,36 +222,6 @@ def test_fill_in_runs_matches_the_window_it_replaces():
         fast = frame.select(engine.fill_in_runs(pl.col("value"), run)).to_series()
         window = frame.select(pl.col("value").forward_fill().over(run)).to_series()
         assert fast.to_list() == window.to_list(), frame
-
-
-def test_line_shapes_take_any_number_outside_key_names():
-    """A shape's other numbers (throughputs, per-position rates) match any digits, so a busy
-    log's lines are a few shapes, not one per line; digits in key names stay (p99 is not
-    p50), and a kind with a digit in a key's name keeps every number literal. The key
-    columns are those of the per-key path either way."""
-    from parsers import engine
-    from parsers.spec import Key, LineKind
-
-    def shapes(kind: LineKind, bodies: list[str]) -> int:
-        engine.SKELETONS.pop(engine._kind_id(kind), None)
-        rows = pl.DataFrame({"body": bodies})
-        fast = engine.key_columns(kind, rows)
-        plain = engine._keys_by_regex(kind, rows)
-        assert fast.equals(plain.select(fast.columns))
-        return len(engine.SKELETONS[engine._kind_id(kind)])
-
-    spec = ("Mean acceptance length: {a}, Accepted throughput: {t} tokens/s, Accepted: {n} tokens, "
-            "Per-position acceptance rate: {p}, Avg Draft acceptance rate: {r}%")
-    bodies = [spec.format(a=1 + i / 7, t=100 + i * 3.7, n=10 * i, p=f"0.{i}1, 0.{i}2, 0.0{i}", r=20 + i) for i in range(9)]
-    keys = (Key("Mean acceptance length", "mean_accept_len", pl.Float64), Key("Accepted", "accepted", pl.Int64),
-            Key("Avg Draft acceptance rate", "accept_rate", pl.Float64, percent=True))
-    assert shapes(LineKind(name="t_spec", table="spec", needle="Mean", keys=keys), bodies) == 1
-    extra = LineKind(name="t_extra", table="stats", needle="#", keys=(Key("#running-req", "running", pl.Int64),), extra=True)
-    latency = ["#running-req: 3, p99 ttft: 5", "#running-req: 4, p50 ttft: 7", "#running-req: 5, p99 ttft: 6"]
-    assert shapes(extra, latency) == 2
-    digit_key = LineKind(name="t_digit", table="stats", needle="#", keys=(Key("top 5 rate", "running", pl.Int64),))
-    assert shapes(digit_key, ["top 3 rate: 1, top 5 rate: 2", "top 3 rate: 1, top 5 rate: 7"]) == 1
-    assert shapes(digit_key, ["top 5 rate: 2, top 3 rate: 1", "top 6 rate: 2, top 3 rate: 1"]) == 2
 
 
 def test_evidence_of_two_sources_with_the_same_line_numbers_keeps_both(tmp_path, ingest_one):

@@ -1,0 +1,98 @@
+"""An atheris harness over the compiled tokenizer (parsers/_tokenizer.c), run by the long
+tests (tests/test_tokenizer.py): coverage-guided on the installed build, then the inputs it
+kept replayed on a build under AddressSanitizer (gcc's ASan breaks atheris' coverage, so
+the two are separate runs):
+
+    python tests/fuzz_tokenizer.py MODULE_DIR CORPUS -max_total_time=30
+    LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 \
+        python tests/fuzz_tokenizer.py ASAN_MODULE_DIR CORPUS -runs=0
+
+Each input becomes keys, a separator and a batch of lines of arbitrary bytes (NULs,
+invalid UTF-8, no line end), given to the tokenizer as Arrow buffers; what it finds must
+be what the regexes of its header find (Python's `re` on bytes), and bad buffers (offsets
+out of range, short validity) must be refused with ValueError. MODULE_DIR holds the
+`_tokenizer` module to fuzz (the sanitized build).
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+import sys
+
+import atheris
+
+sys.path.insert(0, sys.argv.pop(1))
+import _tokenizer  # noqa: E402
+
+VALUE = rb"([^ ,]+?)\.?(?:[ ,]|\Z)"
+PAIR = re.compile(rb"[,.] [#A-Za-z][^:,]*?: [^ ,]+")
+
+
+def expected(line: bytes, needles: list[bytes], known: set[bytes]) -> tuple[list, list]:
+    found = []
+    for needle in needles:
+        m = re.search(rb"(?:\A|[,.] )" + re.escape(needle) + VALUE, line, re.S)
+        found.append(m.group(1) if m else None)
+    pairs = []
+    for m in PAIR.finditer(line):
+        key, value = m.group()[2:].split(b": ", 1)
+        if key not in known:
+            pairs.append((key, value))
+    return found, pairs
+
+
+def column(col: tuple | None, n: int) -> list:
+    if col is None:
+        return [None] * n
+    _, validity, offsets, data = col
+    ends = struct.unpack(f"<{n + 1}q", offsets)
+    return [data[ends[i]:ends[i + 1]] if validity[i >> 3] >> (i & 7) & 1 else None for i in range(n)]
+
+
+def one_input(data: bytes) -> None:
+    fdp = atheris.FuzzedDataProvider(data)
+    keys = [fdp.ConsumeBytes(fdp.ConsumeIntInRange(1, 6)) for _ in range(fdp.ConsumeIntInRange(0, 4))]
+    sep = fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 2))
+    extra = fdp.ConsumeBool()
+    lines = [fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 200)) for _ in range(fdp.ConsumeIntInRange(0, 6))]
+    offset = fdp.ConsumeIntInRange(0, len(lines))
+    if fdp.ConsumeIntInRange(0, 20) == 0:  # a bad buffer: must be refused, never read past
+        ends = [fdp.ConsumeIntInRange(-5, 300) for _ in range(len(lines) + 1)]
+        try:
+            _tokenizer.tokenize(len(lines), 0, None, struct.pack(f"<{len(ends)}q", *ends), b"x" * 50,
+                                tuple(k + sep for k in keys), tuple(keys), extra)
+        except ValueError:
+            pass
+        return
+    ends = [0]
+    for line in lines:
+        ends.append(ends[-1] + len(line))
+    nulls = [fdp.ConsumeIntInRange(0, 5) == 0 for _ in lines]
+    validity = bytearray((len(lines) + 7) // 8)
+    for i, null in enumerate(nulls):
+        if not null:
+            validity[i >> 3] |= 1 << (i & 7)
+    n = len(lines) - offset
+    needles = [k + sep for k in keys]
+    columns, pairs = _tokenizer.tokenize(n, offset, bytes(validity), struct.pack(f"<{len(ends)}q", *ends),
+                                         b"".join(lines), tuple(needles), tuple(keys) if extra else (), extra)
+    got = [column(c, n) for c in columns]
+    if extra:
+        _, _, list_ends, kcol, vcol = pairs
+        m = len(kcol[2]) // 8 - 1
+        bounds = struct.unpack(f"<{n + 1}q", list_ends)
+        pair_list = list(zip(column(kcol, m), column(vcol, m)))
+    for row in range(n):
+        line, null = lines[offset + row], nulls[offset + row]
+        want, want_pairs = expected(line, needles, set(keys)) if not null else ([None] * len(keys), [])
+        assert [g[row] for g in got] == want, (line, needles, [g[row] for g in got], want)
+        if extra:
+            assert pair_list[bounds[row]:bounds[row + 1]] == want_pairs, (line, want_pairs)
+
+
+if __name__ == "__main__":
+    if "-runs=0" not in sys.argv:  # a replay needs no guidance
+        atheris.instrument_all()  # the harness and the oracle: branches there guide the inputs
+    atheris.Setup(sys.argv, one_input)
+    atheris.Fuzz()
