@@ -282,7 +282,9 @@ def perf_rows(perf: pl.DataFrame) -> pl.DataFrame:
     """
     if perf.height == 0:
         return perf.with_columns(busbw=pl.lit(None, pl.Float64), nranks=pl.lit(None, pl.Int64), bucket=pl.lit(None, pl.String))
-    perf = perf.sort("source", "line_no").with_columns(test=pl.col("test").forward_fill().over("source"))
+    # A test named below its rows (a ticket that pastes the table, then the command) names them too.
+    perf = perf.sort("source", "line_no").with_columns(
+        test=pl.col("test").forward_fill().backward_fill().over("source"))
     devices = perf.filter(pl.col("what") == "device").group_by("source").agg(
         n_devices=pl.col("dev_rank").n_unique(), device_names=pl.col("device_name").unique().sort())
     params = perf.filter(pl.col("what") == "params").group_by("source").agg(
