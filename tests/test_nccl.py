@@ -15,7 +15,7 @@ from conftest import SAMPLES, mutate, sample
 from loganalyze.diagnosis import diagnose, hang, nccl_bandwidth, nccl_tests_mpi, nccl_transport
 from loganalyze.diagnosis.base import Context as DiagContext
 from loganalyze.ingest.dispatch import parse_batch
-from loganalyze.metrics.nccl import nccl
+from loganalyze.metrics.nccl import nccl, perf_rows
 from parsers import nccl as nccl_format
 from parsers import nccl_tests
 from parsers.engine import Context, parse
@@ -663,3 +663,14 @@ def test_79_one_rank_communicator(ingest_one):
 def test_real_bootstrap_interfaces_are_not_loopback(prefix, ingest_one):
     _, run = ingest_one(sample("nccl", prefix))
     assert not {"nccl-loopback", "nccl-lone-rank", "nccl-gdr-off"} & {f.id for f in diagnose(run)}
+
+
+def test_93_old_rows_without_redop_or_root_named_by_the_command_below(ingest_one):
+    """nccl-tests of the NCCL 2.6 era print no redop/root columns; the ticket pastes the rows, then the command."""
+    result, run = ingest_one(sample("nccl", "93_"))
+    assert result.sources[0].lines_by_table == {"nccl_perf": 15, "unparsed": 1}  # unparsed: the ``` fence
+    perf = perf_rows(run.table("nccl_perf").collect())
+    assert perf.height == 12 and set(perf["test"]) == {"broadcast_perf"}
+    assert perf.filter(pl.col("size") == 134217728).select("oop_busbw", "ip_busbw", "ip_wrong").row(0) == (20.34, 21.86, 0.0)
+    (finding,) = [f for f in diagnose(run) if f.id == "nccl-bandwidth"]
+    assert finding.severity == "info" and finding.confidence == "low" and "names no GPUs" in finding.verdict

@@ -91,6 +91,16 @@ def check(ctx: Context) -> list[Finding]:
         ))
     if s.get("collapse_size"):
         found.append(_collapse(ctx, s, perf, metrics))
+    if not found and cls == "unknown":
+        found.append(Finding(
+            id="nccl-bandwidth", severity="info", title="NCCL busbw not low by the PCIe rule of thumb (GPUs not named)",
+            verdict=f"{where} is above {PCIE_LOW:g} GB/s, below which a PCIe Gen4/Gen5 link is abnormal (rule of "
+                    "thumb); the log names no GPUs, so it was checked against no reference for this hardware." + decode,
+            impact=0.0, impact_text="none", recommendation="Nothing to change in NCCL on this evidence; run with the "
+                                                           "`# Using devices` header (or NCCL_DEBUG=INFO) to compare "
+                                                           "against the GPUs' own reference.",
+            evidence=ctx.evidence(_rows(perf, size)), metrics=metrics, confidence="low",
+        ))
     if not found:
         found.append(Finding(
             id="nccl-bandwidth", severity="info", title=f"NCCL busbw as expected for {cls}",
