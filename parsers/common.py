@@ -1,10 +1,18 @@
-"""Line kinds that every server format shares: uvicorn access lines and Python tracebacks."""
+"""Line kinds that every server format shares: what Python, uvicorn, PyTorch and the libraries
+under both servers print (access lines, tracebacks, warnings, progress bars, exit reports).
+
+Each is declared once here and listed in parsers/sglang.py and parsers/vllm.py; where the
+strings come from is in docs/formats-sources.md#lines-both-servers-share.
+"""
 
 from __future__ import annotations
 
 import polars as pl
 
 from parsers.spec import LineKind, Sample
+
+I, F = pl.Int64, pl.Float64
+
 
 def fraction(percent: pl.Expr) -> pl.Expr:
     """A percentage as a fraction, rounded to 10 places: polars divides one row exactly and
@@ -114,3 +122,125 @@ FATAL_ERROR = LineKind(
     message=True,
     samples=("Fatal Python error: Segmentation fault",),
 )
+
+
+def info_event(name: str, needle, pattern: str | None, samples: tuple[str, ...], severity: str = "info",
+               **kw) -> LineKind:
+    """An `events` kind whose fields (the pattern's groups) are packed into `fields`."""
+    return LineKind(name=name, table="events", needle=needle, pattern=pattern, pack="fields", message=True,
+                    const={"severity": severity}, samples=samples, **kw)
+
+
+# uvicorn's lifecycle lines, in front of either server's HTTP API: the process, the address
+# it listens on, startup and shutdown (uvicorn/server.py, uvicorn/lifespan/on.py). A
+# `Shutting down` here is where a shutdown began (loganalyze/diagnosis/base.py).
+UVICORN = info_event(
+    "uvicorn", ("Started server process [", "Waiting for application startup.", "Application startup complete.",
+                "Uvicorn running on ", "Shutting down", "Finished server process [",
+                "Waiting for application shutdown.", "Application shutdown complete."),
+    r"^INFO:\s+(?:Started server process \[(?P<pid>\d+)\]|Finished server process \[(?P<finished_pid>\d+)\]"
+    r"|Uvicorn running on (?P<url>\w+://[^\s:/]+(?::(?P<port>\d+))?)|.)",
+    (Sample("INFO:     Uvicorn running on http://0.0.0.0:33446 (Press CTRL+C to quit)",
+            url="http://0.0.0.0:33446", port=33446),
+     Sample("INFO:     Started server process [3370558]", pid=3370558),
+     Sample("INFO:     Waiting for application startup.")),
+    types={"pid": I, "finished_pid": I, "port": I}, match=r"^INFO:\s+")
+
+# uvicorn's own complaints: a request it could not parse (a client speaking TLS or HTTP/2 to
+# the plain port), an exception in the app, whose traceback follows as its own event.
+UVICORN_WARNING = info_event(
+    "uvicorn_warning", ("Invalid HTTP request received.", "Exception in ASGI application"),
+    r"^(?:WARNING|ERROR):\s+(?P<what>.+?)\.?$",
+    (Sample("WARNING:  Invalid HTTP request received.", what="Invalid HTTP request received"),),
+    severity="warning", match=r"^(?:WARNING|ERROR):\s+")
+
+# The glob of weight files the loader picked (vLLM's model_executor/model_loader/weight_utils.py,
+# which SGLang's srt/model_loader/weight_utils.py copies): safetensors, or pickled `*.bin`.
+WEIGHTS_FORMAT = info_event(
+    "weights_format", "Using model weights format ", r"Using model weights format (?P<patterns>\[[^\]]*\])",
+    (Sample("Using model weights format ['*.safetensors']", patterns="['*.safetensors']"),))
+
+# torch.distributed's Gloo context, once per process group created (gloo/transport/.../context.cc):
+# how many peers this rank reached of how many it expected.
+GLOO_CONNECTED = info_event(
+    "gloo_connected", " peer ranks",
+    r"Rank (?P<gloo_rank>\d+) is connected to (?P<peers>\d+) peer ranks\. Expected number of connected peer ranks "
+    r"is : (?P<expected>\d+)",
+    (Sample("[Gloo] Rank 0 is connected to 0 peer ranks. Expected number of connected peer ranks is : 0",
+            gloo_rank=0, peers=0, expected=0),),
+    types={"gloo_rank": I, "peers": I, "expected": I})
+
+# A tqdm bar with a total (`what: 40%|████  | 2/5 [00:01<00:01, 1.9it/s]`): vLLM's graph capture,
+# SGLang's `Capturing batches (bs=1 avail_mem=38.72 GB)`, downloads. One event per bar state.
+PROGRESS = info_event(
+    "progress", "%|", r"^(?P<what>[^|]+?): +(?P<percent>\d+)%\|[^|]*\| *(?P<done>\d+)/(?P<total>\d+) "
+    r"\[(?P<elapsed>[\d:]+)",
+    (Sample("Capturing CUDA graphs (decode, FULL): 100%|██████████| 35/35 [00:01<00:00, 33.86it/s]",
+            what="Capturing CUDA graphs (decode, FULL)", percent=100.0, done=35, total=35, elapsed="00:01"),
+     Sample("Capturing batches (bs=1 avail_mem=38.72 GB): 100%|██████████| 4/4 [00:04<00:00,  1.24s/it]",
+            what="Capturing batches (bs=1 avail_mem=38.72 GB)", percent=100.0, done=4, total=4, elapsed="00:04")),
+    types={"percent": F, "done": I, "total": I}, match=r"^[^|]+?: +\d+%\|")
+
+# Python's `warnings` module on stderr: `file.py:12: UserWarning: text`, then the source line
+# that warned, indented. `<frozen importlib._bootstrap_external>` is the file of a warning
+# raised while importing. A source line whose header line was glued to other output (nanobind's
+# last line has no newline) is one warning on its own.
+PYTHON_WARNING = info_event(
+    "python_warning", "Warning: ",
+    r"^(?P<file>\S+\.py|<frozen [\w.]+>):(?P<line>\d+): (?P<category>\w*Warning): |^\s+warnings\.warn\(",
+    (Sample("/env/lib/python3.11/site-packages/transformers/models/gemma3/configuration_gemma3.py:242: FutureWarning: "
+            "The `sliding_window_pattern` attribute is deprecated",
+            file="/env/lib/python3.11/site-packages/transformers/models/gemma3/configuration_gemma3.py", line="242",
+            category="FutureWarning"),
+     Sample("<frozen importlib._bootstrap_external>:1241: FutureWarning: The cuda.cudart module is deprecated and will "
+            "be removed in a future release, please switch to use the cuda.bindings.runtime module instead.",
+            file="<frozen importlib._bootstrap_external>", line="1241", category="FutureWarning")),
+    severity="warning", match=r"^(?:\S+\.py|<frozen [\w.]+>):\d+: \w*Warning: ",
+    continuation=r"^(?:\s|[a-z])", orphan=r"^\s+warnings\.warn\(")
+
+# nanobind (the C++ bindings of Triton and others) lists the objects still alive when the
+# interpreter exits (src/nb_internals.cpp, 0.0.8+): a header per kind of object, then up to
+# 10 or 20 ` - leaked ...` lines and ` - ... skipped remainder`. Since 2.5 the report ends
+# with a `See https://...` line printed without a newline, so the next output is glued to it.
+# Noise of a process that is exiting, not a fault: info.
+NANOBIND_LEAKS = info_event(
+    "nanobind_leaks", "nanobind: leaked ",
+    # (a listing cut from its header, after a block another format took, has no fields)
+    r"^(?:nanobind: leaked (?P<leaked>\d+) (?P<what>instances|keep_alive records|types|functions)!)?",
+    (Sample("\n".join(("nanobind: leaked 4 instances!",
+                       ' - leaked instance 0x7fa305a54be8 of type "triton._C.libtriton.ir.attribute"',
+                       ' - leaked instance 0x7fa305a54bc8 of type "triton._C.libtriton.ir.attribute"')),
+            leaked=4, what="instances"),
+     Sample("\n".join(("nanobind: leaked 514 functions!", ' - leaked function "create_scaled_downcast_fp4"',
+                       " - ... skipped remainder",
+                       "nanobind: this is likely caused by a reference counting issue in the binding code.",
+                       "See https://nanobind.readthedocs.io/en/latest/refleaks.html")),
+            leaked=514, what="functions")),
+    types={"leaked": I}, match=r"^nanobind: leaked \d+ ",
+    continuation=r"^\s*- (?:leaked |\.\.\. skipped remainder)|^nanobind: this is likely|^See https://nanobind\.",
+    orphan=r"^\s*- leaked ")
+
+# PyTorch's C++ logging (c10/util/Logging.cpp): `[W1201 13:32:45.388606115 utils.cpp:68] Warning: ...`;
+# torch 2.3 and older print no date, `[W socket.cpp:663] ...`. ProcessGroupNCCL's lines are
+# the NCCL format's (parsers/nccl.py); these are the rest: warnings and info.
+TORCH_CPP = r"^\[(?P<level_char>[IW])(?:\d{4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?| )(?P<file>[\w.]+\.(?:cpp|cc|h|hpp)):(?P<line>\d+)\] "
+TORCH_WARNING = info_event(
+    "torch_warning", (".cpp:", ".h:", ".cc:", ".hpp:"), TORCH_CPP,
+    (Sample("[W1201 13:32:45.388606115 utils.cpp:68] Warning: NUMA binding: Using MEMBIND policy for memory allocation "
+            "on the NUMA nodes (0). Memory allocations will be strictly bound to these NUMA nodes. (function "
+            "init_cpu_memory_env)", level_char="W", file="utils.cpp", line="68"),
+     Sample("[W socket.cpp:663] [c10d] The client socket has failed to connect to [localhost]:29500 (errno: 99 - "
+            "Cannot assign requested address).", level_char="W", file="socket.cpp", line="663")),
+    severity="warning", match=TORCH_CPP)
+
+# numexpr (imported by pandas) says how many threads it will use, through the root logger
+# (numexpr/utils.py): cores found, the cap, the threads.
+NUMEXPR = info_event(
+    "numexpr_threads", ("NumExpr defaulting to ", "NumExpr detected ", "but NumExpr set to maximum of "),
+    r"NumExpr defaulting to (?P<threads>\d+) threads|NumExpr detected (?P<cores>\d+) cores but \"NUMEXPR_MAX_THREADS\" "
+    r"not set, so enforcing safe limit of (?P<limit>\d+)|detected (?P<virtual_cores>\d+) virtual cores but NumExpr "
+    r"set to maximum of (?P<maximum>\d+)",
+    (Sample("NumExpr defaulting to 16 threads.", threads=16),
+     Sample('Note: NumExpr detected 128 cores but "NUMEXPR_MAX_THREADS" not set, so enforcing safe limit of 16.',
+            cores=128, limit=16)),
+    types={"threads": I, "cores": I, "limit": I, "virtual_cores": I, "maximum": I})

@@ -109,3 +109,17 @@ def key_equals_value(origin: str):
         return explode_pairs(rows, pairs, origin)
 
     return handle
+
+
+def config_value(key: str, origin: str):
+    """Handler for a line that sets one setting: the kind's pattern captures `value`, `key` names it.
+
+    SGLang's "Max running requests is reset to 48" is such a line; a repr dump or an
+    `a=1, b=2` line, which set many, use `repr_dump` or `key_equals_value`.
+    """
+
+    def handle(rows: pl.DataFrame) -> pl.DataFrame:
+        keep = [c for c in ("line_no", "ts", "rank", "kind") if c in rows.columns]
+        return rows.select(*keep, key=pl.lit(key), **typed(pl.col("value")), origin=pl.lit(origin))
+
+    return handle

@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers.common import ACCESS, FATAL_ERROR, STACK_DUMP, TRACEBACK
-from parsers.config import explode_pairs, key_equals_value, repr_dump
+from parsers.common import (
+    ACCESS, FATAL_ERROR, GLOO_CONNECTED, NANOBIND_LEAKS, NUMEXPR, PROGRESS, PYTHON_WARNING,
+    STACK_DUMP, TORCH_WARNING, TRACEBACK, UVICORN, UVICORN_WARNING, WEIGHTS_FORMAT,
+)
+from parsers.config import config_value, explode_pairs, key_equals_value, repr_dump
 from parsers.spec import Key, LineKind, LogFormat, Sample, TsFormat
 
 PREFIX = (
     r"^(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?|\d\d:\d\d:\d\d(?:\.\d+)?)"
     r"(?: (?P<rank>(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+(?: (?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+)*))?\] )?"
-    r"(?:(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w./-]+\.py:\d+: )?"
+    # 0.5.8+ may print `INFO server_args.py:1819: ` (a relative file: an absolute path there is
+    # Python's warnings module, `/site-packages/x.py:12: UserWarning: `, behind some leader).
+    r"(?:(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.-][\w./-]*\.py:\d+: )?"
     r"(?:\[gpu(?:_id)?=(?P<gpu>\d+)\] )?"
     r"(?P<msg>.*)$"
 )
@@ -205,6 +210,86 @@ KINDS = (
                       side="Prefill", stage="bootstrap", tp_rank=0, error="KVTransferError", room="389535395827821955",
                       reason="Aborted by AbortReq."),
            ), types={"tp_rank": I}),
+    # Settings the server chose or adjusted, stated on a line of their own (server_args.py,
+    # model_runner.py): an excerpt without the server_args dump still has them.
+    LineKind(
+        name="attention_backend", table="config", needle=("Attention backend not ", "MLA optimization is turned on"),
+        match=r"^(?:Attention backend not (?:set|specified)|MLA optimization is turned on)\. Use \w+ backend",
+        pattern=r"\. Use (?P<value>\w+) backend", handler=config_value("attention_backend", "server"),
+        samples=(Sample("Attention backend not set. Use flashinfer backend by default.", attention_backend="flashinfer"),
+                 Sample("MLA optimization is turned on. Use triton backend.", attention_backend="triton")),
+    ),
+    LineKind(
+        name="mem_fraction", table="config", needle="Automatically reduce --mem-fraction-static to ",
+        pattern=r"--mem-fraction-static to (?P<value>[\d.]+)", handler=config_value("mem_fraction_static", "server"),
+        samples=(Sample("Automatically reduce --mem-fraction-static to 0.760 because this is a multimodal model.",
+                        mem_fraction_static="0.760"),),
+    ),
+    LineKind(
+        name="kv_cache_dtype", table="config", needle="Using KV cache dtype: ",
+        pattern=r"Using KV cache dtype: (?P<value>[\w.]+)", handler=config_value("kv_cache_dtype", "model_runner"),
+        samples=(Sample("Using KV cache dtype: torch.bfloat16", kv_cache_dtype="torch.bfloat16"),),
+    ),
+    LineKind(
+        name="chat_template", table="config",
+        needle=("Detected chat template content format: ", "chat template with detected content format: "),
+        pattern=r"(?:Detected chat template content format|with detected content format): (?P<value>\w+)",
+        handler=config_value("chat_template_content_format", "server"),
+        samples=(Sample("Using default HuggingFace chat template with detected content format: string",
+                        chat_template_content_format="string"),),
+    ),
+    _event("args_adjusted", ("Automatically turn ", "Automatically adjust ", "Automatically set ",
+                             "The chunked prefill size is adjusted to "),
+           r"^(?:.*?chunked prefill size is adjusted to (?P<chunked_prefill_size>\d+))?", "info",
+           (Sample("DP attention is enabled. The chunked prefill size is adjusted to 4096 to avoid MoE kernel issues. "
+                   "The schedule conservativeness is adjusted to 0.3. Data parallel size is adjusted to be the same as "
+                   "tensor parallel size.", chunked_prefill_size=4096),
+            Sample("Automatically turn off --chunked-prefill-size and disable radix cache for qwen2-vl.")),
+           types={"chunked_prefill_size": I}),
+    _event("startup_notice", ("_BACKEND is not initialized", "Disable prefill CUDA graph because",
+                              "backend is disabled when piecewise cuda graph is enabled",
+                              "error message 'operation scheduled before its operands' can be ignored"), None, "info",
+           ("MOE_RUNNER_BACKEND is not initialized, the backend will be automatically selected",)),
+    _event("import_skipped", "Ignore import error when loading ",
+           r"Ignore import error when loading (?P<module>[\w.]+): (?P<error>.*)", "info",
+           (Sample("Ignore import error when loading sglang.srt.models.mindspore: name 'Tensor' is not defined",
+                   module="sglang.srt.models.mindspore", error="name 'Tensor' is not defined"),)),
+    _event("hf_snapshot", "Found local HF snapshot for ",
+           r"Found local HF snapshot for (?P<model>\S+) at (?P<path>[^;]+)", "info",
+           (Sample("Found local HF snapshot for meta-llama/Llama-3.1-8B-Instruct at /home/user/.cache/huggingface/hub/"
+                   "models--meta-llama--Llama-3.1-8B-Instruct/snapshots/0e9e39f2; skipping download.",
+                   model="meta-llama/Llama-3.1-8B-Instruct",
+                   path="/home/user/.cache/huggingface/hub/models--meta-llama--Llama-3.1-8B-Instruct/snapshots/0e9e39f2"),)),
+    _event("tree_cache_init", "Tree cache initialized: ", r"Tree cache initialized: .*?\bimpl=(?P<impl>\w+)", "info",
+           (Sample("Tree cache initialized: source=default impl=ChunkCache hybrid_swa=False hybrid_ssm=False "
+                   "hierarchical=False streaming_wrapped=False", impl="ChunkCache"),)),
+    _event("graph_num_tokens", "graph num tokens [", r"^Capture \w+ graph num tokens \[(?P<num_tokens>[^\]]*)\]?",
+           "info", (Sample("Capture cuda graph num tokens [4, 8, 12, 16]", num_tokens="4, 8, 12, 16"),)),
+    _event("pd_warmup_done", "disaggregation mode warmup with status ",
+           r"End of (?P<mode>\w+) disaggregation mode warmup with status (?P<status>\d+)", "info",
+           (Sample("End of prefill disaggregation mode warmup with status 200, resp: [{'text': '777 2023-11-'}]",
+                   mode="prefill", status=200),), types={"status": I}),
+    # What the watchdog prints of the batch that did not finish, after `Watchdog timeout`
+    # (managers/scheduler.py, 0.4.x): its size, and the tail of the repr, the KV pool's free
+    # and evictable tokens (a wrapped or cut dump puts them on a line of their own).
+    _event("watchdog_batch", ("self.cur_batch.batch_size()=", "self.token_to_kv_pool_allocator.available_size()="),
+           r"(?:self\.cur_batch\.batch_size\(\)=(?P<batch_size>\d+))?"
+           r"(?:.*?self\.token_to_kv_pool_allocator\.available_size\(\)=(?P<available_tokens>\d+))?"
+           r"(?:.*?self\.tree_cache\.evictable_size\(\)=(?P<evictable_tokens>\d+))?", "info",
+           (Sample("self.cur_batch.batch_size()=26,  self.cur_batch.reqs=[Req(rid=d4424f3eb90345f0a863068978c0f17c...",
+                   batch_size=26),
+            Sample("self.grammar=None)], self.token_to_kv_pool_allocator.available_size()=798917, "
+                   "self.tree_cache.evictable_size()=0,", available_tokens=798917, evictable_tokens=0)),
+           types={"batch_size": I, "available_tokens": I, "evictable_tokens": I}),
+    UVICORN,
+    UVICORN_WARNING,
+    PROGRESS,
+    PYTHON_WARNING,
+    TORCH_WARNING,
+    NANOBIND_LEAKS,
+    GLOO_CONNECTED,
+    WEIGHTS_FORMAT,
+    NUMEXPR,
     STACK_DUMP,
     FATAL_ERROR,
     ACCESS,

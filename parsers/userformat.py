@@ -28,7 +28,7 @@ import regex
 import parsers
 from loganalyze.errors import LoganalyzeError
 from loganalyze.wrappers import unwrap
-from parsers.config import key_equals_value, repr_dump, typed
+from parsers.config import config_value, key_equals_value, repr_dump
 from parsers.engine import Context, parse
 from parsers.spec import Handler, Key, LineKind, LogFormat, Sample, TsFormat, expected
 from parsers.tables import COMMON, SCHEMAS, TABLE_NAME, register
@@ -57,20 +57,6 @@ _REQUIRED = object()
 KIND_DEFAULTS = LineKind(name="", table="", needle="")
 
 
-def config_value(key: str, origin: str) -> Handler:
-    """Handler for a line that sets one setting: the kind's pattern captures `value`, `key` names it.
-
-    SGLang's "Max running requests is reset to 48" is such a line; a repr dump or an
-    `a=1, b=2` line, which set many, use `repr_dump` or `key_equals_value`.
-    """
-
-    def handle(rows: pl.DataFrame) -> pl.DataFrame:
-        keep = [c for c in ("line_no", "ts", "rank", "kind") if c in rows.columns]
-        return rows.select(*keep, key=pl.lit(key), **typed(pl.col("value")), origin=pl.lit(origin))
-
-    return handle
-
-
 # The handlers a data file may name, each a factory taking the arguments given in the file.
 HANDLERS: dict[str, Callable[..., Handler]] = {
     "repr_dump": repr_dump, "key_equals_value": key_equals_value, "config_value": config_value,
@@ -83,6 +69,10 @@ DATA_HANDLERS: dict[str, dict[str, dict[str, str]]] = {
         "server_args": {"name": "repr_dump", "origin": "server_args"},
         "scheduler_limits": {"name": "key_equals_value", "origin": "scheduler"},
         "spec_reset": {"name": "config_value", "key": "max_running_requests", "origin": "speculative_reset"},
+        "attention_backend": {"name": "config_value", "key": "attention_backend", "origin": "server"},
+        "mem_fraction": {"name": "config_value", "key": "mem_fraction_static", "origin": "server"},
+        "kv_cache_dtype": {"name": "config_value", "key": "kv_cache_dtype", "origin": "model_runner"},
+        "chat_template": {"name": "config_value", "key": "chat_template_content_format", "origin": "server"},
     },
 }
 

@@ -33,8 +33,11 @@ from dataclasses import replace
 
 import polars as pl
 
-from parsers.common import ACCESS, FATAL_ERROR, STACK_DUMP, TRACEBACK, TRACEBACK_CONTINUATION
-from parsers.config import explode_pairs, repr_pairs, typed
+from parsers.common import (
+    ACCESS, FATAL_ERROR, GLOO_CONNECTED, NANOBIND_LEAKS, NUMEXPR, PROGRESS, PYTHON_WARNING,
+    STACK_DUMP, TORCH_WARNING, TRACEBACK, TRACEBACK_CONTINUATION, UVICORN, UVICORN_WARNING, WEIGHTS_FORMAT,
+)
+from parsers.config import explode_pairs, key_equals_value, repr_pairs, typed
 from parsers.spec import Key, LineKind, LogFormat, Sample, TsFormat
 
 LEVEL = "DEBUG|INFO|WARNING|ERROR|CRITICAL"
@@ -255,7 +258,7 @@ def _severity_from_level(rows: pl.DataFrame) -> pl.DataFrame:
 
 
 GIB = {"elapsed_s": F, "weights_gib": F, "kv_cache_gib": F, "mem_gib": F, "compile_s": F}
-PROGRESS = {"percent": F, "done": I, "total": I}
+PROGRESS_TYPES = {"percent": F, "done": I, "total": I}
 MEMORY_PROFILE = (
     r"(?s)Memory profiling takes (?P<elapsed_s>[\d.]+) seconds"
     r"(?:.*?total_gpu_memory \((?P<total_gpu_memory_gib>[\d.]+)GiB\) x gpu_memory_utilization "
@@ -415,9 +418,39 @@ KINDS = (
             _settings("engine", enforce_eager=pl.lit("True")),
             ("(EngineCore_0 pid=1399537) INFO 08-19 14:58:41 [__init__.py:3575] Cudagraph is disabled under "
              "eager mode",)),
-    _config("supported_tasks", "Supported_tasks: ", r"Supported_tasks: (?P<value>\[.*\])",
+    _config("supported_tasks", ("Supported_tasks: ", "Supported tasks: "), r"Supported[_ ]tasks: (?P<value>\[.*\])",
             _settings("server", supported_tasks=pl.col("value")),
-            ("(APIServer pid=1391815) INFO 08-19 14:58:41 [api_server.py:1639] Supported_tasks: ['generate']",)),
+            ("(APIServer pid=1391815) INFO 08-19 14:58:41 [api_server.py:1639] Supported_tasks: ['generate']",
+             "(APIServer pid=6417) INFO 12-01 13:32:55 [entry.py:136] Supported tasks: ['generate']")),
+    # What the engine resolved or was told, stated on a line of its own (0.2x+).
+    _config("architecture", "Resolved architecture: ", r"Resolved architecture: (?P<value>\w+)",
+            _settings("engine", architecture=_quoted(pl.col("value"))),
+            ("(APIServer pid=6417) INFO 12-01 13:32:32 [model.py:733] Resolved architecture: LlamaForCausalLM",)),
+    _config("chat_template", "Detected the chat template content format to be ",
+            r"content format to be '(?P<value>\w+)'",
+            _settings("server", chat_template_content_format=_quoted(pl.col("value"))),
+            (H + "Detected the chat template content format to be 'string'. You can set "
+             "`--chat-template-content-format` to override this.",)),
+    _config("kv_cache_layout", " KV cache layout", r"^Using (?P<value>\w+) KV cache layout",
+            _settings("engine", kv_cache_layout=_quoted(pl.col("value"))),
+            ("(EngineCore pid=6452) INFO 12-01 13:32:46 [utils.py:347] Using LBHNC KV cache layout.",),
+            match=r"^Using \w+ KV cache layout"),
+    _config("gpu_blocks_override", "with num_gpu_blocks_override=",
+            r"Overriding num_gpu_blocks=\d+ with num_gpu_blocks_override=(?P<value>\d+)",
+            _settings("engine", num_gpu_blocks_override=pl.col("value")),
+            ("(EngineCore pid=26477) INFO 12-01 13:19:40 [kv_cache_utils.py:2619] Overriding num_gpu_blocks=8192 with "
+             "num_gpu_blocks_override=12",)),
+    _config("dp_group_leader", "DP group leader: ", None, key_equals_value("dp_group"),
+            ("(EngineCore pid=6452) INFO 12-01 13:32:38 [multiproc_executor.py:153] DP group leader: node_rank=0, "
+             "node_rank_within_dp=0, master_addr=127.0.0.1, mq_connect_ip=192.0.2.2 (local), world_size=1, "
+             "local_world_size=1",)),
+    _config("dist_init", "distributed_init_method=", None, key_equals_value("distributed"),
+            ("(Worker pid=6464) INFO 12-01 13:32:45 [parallel_state.py:1906] world_size=1 rank=0 local_rank=0 "
+             "distributed_init_method=file:///tmp/vllm_dist_745765a981fd42b3ada2a696ec484c38 backend=gloo",),
+            match=r"^world_size=\d+ rank=\d+ "),
+    _config("ir_op_priority", "Final IR op priority ", None, _dump("ir_op_priority", prefix="ir_op_priority."),
+            ("(APIServer pid=6417) INFO 12-01 13:32:32 [kernel.py:467] Final IR op priority after setting platform "
+             "defaults: IrOpPriorityConfig(rms_norm=['native'], fused_add_rms_norm=['native'])",)),
     _config("sampling_defaults", "sampling params from model: {", None,
             _dump("model_generation_config", prefix="default_sampling."),
             ("(APIServer pid=1391815) INFO 08-19 14:58:41 [serving_responses.py:120] Using default chat sampling "
@@ -436,10 +469,12 @@ KINDS = (
            ("(APIServer pid=1391815) INFO 08-19 14:58:41 [loggers.py:142] Engine 000: vllm cache_config_info with "
             "initialization after num_gpu_blocks is: 57656",), types={"gpu_blocks": I, "engines": I}),
     _event("gpu_blocks", " blocks: ",
-           r"^# (?P<device>\w+) blocks: (?P<gpu_blocks>\d+)(?:, # CPU blocks: (?P<cpu_blocks>\d+))?",
+           r"^(?:# )?(?P<device>\w+) blocks: (?P<gpu_blocks>\d+)(?:, # CPU blocks: (?P<cpu_blocks>\d+))?",
            "info", ("INFO 07-29 19:12:55 [executor_base.py:113] # cuda blocks: 10650, # CPU blocks: 1638",
-                    "INFO 01-30 03:19:14 kv_cache_utils.py:395] # GPU blocks: 1381"),
-           types={"gpu_blocks": I, "cpu_blocks": I}, match=r"^# \w+ blocks: \d+"),
+                    "INFO 01-30 03:19:14 kv_cache_utils.py:395] # GPU blocks: 1381",
+                    # pasted without its header, whose `# ` is then read as a comment mark, or lost
+                    Sample("GPU blocks: 1952, # CPU blocks: 2048", device="GPU", gpu_blocks=1952, cpu_blocks=2048)),
+           types={"gpu_blocks": I, "cpu_blocks": I}, match=r"^(?:# )?\w+ blocks: \d+(?:, # CPU blocks: \d+)?$"),
     _event("kv_cache_size", "KV cache size: ",
            r"(?P<device>\w+(?: \+ host)?) KV cache size: (?P<tokens>[\d,]+) tokens(?:, Maximum concurrency for "
            r"(?P<max_model_len>[\d,]+) tokens per request: (?P<max_concurrency>[\d.]+)x)?", "info",
@@ -478,12 +513,18 @@ KINDS = (
            r"graph\(s\) for .+? from the cache, took):? (?P<elapsed_s>[\d.]+) s\b", "info",
            ("INFO 01-30 03:18:25 backends.py:585] Dynamo bytecode transform time: 12.88 s",
             "INFO 01-30 03:19:07 backends.py:321] Compiling a graph for general shape takes 41.86 s"), types=GIB),
-    _event("compile_cache", ("for vLLM's torch.compile", "Cache the graph "),
-           r"Using cache directory: (?P<cache_dir>\S+) for vLLM's torch\.compile|Cache the graph", "info",
+    _event("compile_cache", ("for vLLM's torch.compile", "Cache the graph ", "saved AOT compiled function to ",
+                             "Directly load AOT compilation from path "),
+           r"Using cache directory: (?P<cache_dir>\S+) for vLLM's torch\.compile|Cache the graph"
+           r"|saved AOT compiled function to (?P<aot_saved>\S+)|Directly load AOT compilation from path (?P<aot_loaded>\S+)",
+           "info",
            (Sample("INFO 01-30 03:18:25 backends.py:577] Using cache directory: /root/.cache/vllm/torch_compile_cache/"
                    "2b70b500a6/rank_0 for vLLM's torch.compile",
                    cache_dir="/root/.cache/vllm/torch_compile_cache/2b70b500a6/rank_0"),
-            Sample("INFO 01-30 03:18:28 backends.py:309] Cache the graph of shape None for later use"))),
+            Sample("INFO 01-30 03:18:28 backends.py:309] Cache the graph of shape None for later use"),
+            Sample("(Worker_TP0 pid=101) INFO 07-06 10:46:17 [decorators.py:311] Directly load AOT compilation from path "
+                   "~/.cache/vllm/torch_compile_cache/torch_aot_compile/764c2a7c/rank_0_0/model",
+                   aot_loaded="~/.cache/vllm/torch_compile_cache/torch_aot_compile/764c2a7c/rank_0_0/model"))),
     _event("graph_capture_done", "Graph capturing finished in ",
            r"Graph capturing finished in (?P<elapsed_s>\d+) secs(?:, took (?P<mem_gib>[\d.]+) GiB)?", "info",
            ("(Worker_TP3_EP3 pid=2709393) INFO 09-29 09:52:22 [gpu_model_runner.py:3468] Graph capturing finished in "
@@ -502,22 +543,16 @@ KINDS = (
     _event("shard_progress", "checkpoint shards:",
            r"Loading (?:\w+ )?checkpoint shards:\s+(?P<percent>\d+)% Completed \| (?P<done>\d+)/(?P<total>\d+) "
            r"\[(?P<elapsed>[\d:]+)", "info",
-           ("Loading safetensors checkpoint shards:  62% Completed | 10/16 [00:06<00:04,  1.46it/s]",), types=PROGRESS),
-    _event("progress", "%|", r"^(?P<what>[^|]+?): +(?P<percent>\d+)%\|[^|]*\| *(?P<done>\d+)/(?P<total>\d+) "
-           r"\[(?P<elapsed>[\d:]+)", "info",
-           ("Capturing CUDA graphs (decode, FULL): 100%|██████████| 35/35 [00:01<00:00, 33.86it/s]",),
-           types=PROGRESS,
-           match=r"^[^|]+?: +\d+%\|"),
+           ("Loading safetensors checkpoint shards:  62% Completed | 10/16 [00:06<00:04,  1.46it/s]",), types=PROGRESS_TYPES),
+    PROGRESS,
     _event("server_start", "Starting vLLM ", r"Starting vLLM (?:API )?server(?: \d+)? on (?P<url>\S+)", "info",
            (H + "Starting vLLM API server 0 on http://0.0.0.0:8000",), match=r"Starting vLLM (?:API )?server"),
     _event("route", ("Available routes are:", "Route: "),
            r"^(?:Available routes are:|Route: (?P<path>\S+), Methods: (?P<methods>.+))$", "info",
            (H + "Route: /v1/chat/completions, Methods: POST",)),
     _event("server_ready", "Application startup complete.", None, "info", ("INFO:     Application startup complete.",)),
-    _event("uvicorn", ("Started server process [", "Waiting for application startup.", "Uvicorn running on ",
-                       "Shutting down", "Finished server process [", "Waiting for application shutdown.",
-                       "Application shutdown complete."), None, "info",
-           ("INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",), match=r"^INFO:\s+"),
+    UVICORN,
+    UVICORN_WARNING,
     # A shutdown began (0.2x+ `[shutdown]` lines, the signal that triggered it): what follows,
     # an EngineDeadError of the API server included, is its consequence.
     # The engine process died under the API server (killed, crashed): a fault, whose cleanup
@@ -528,8 +563,115 @@ KINDS = (
     _event("shutdown", ("[shutdown]", "received signal=SIG", "Received SIGINT", "Received SIGTERM"), None, "info",
            ("(EngineCore pid=25058) INFO 12-01 13:19:08 [core.py:1454] [shutdown] EngineCore: trigger received "
             "signal=SIGTERM",)),
-    _event("startup_notice", ("Waiting for init message from front-end", "Starting profile run for"), None, "info",
-           ("INFO 08-11 10:45:30 [core.py:572] Waiting for init message from front-end.",)),
+    _event("startup_notice", ("Waiting for init message from front-end", "Starting profile run for",
+                              "Warming up model for the compilation", "Warming up done.", "Scale-out endpoints are disabled",
+                              "No IOProcessor plugins requested by the model", "Worker ready; awaiting tasks"), None, "info",
+           ("INFO 08-11 10:45:30 [core.py:572] Waiting for init message from front-end.",
+            "(Worker pid=6464) INFO 12-01 13:32:46 [cpu_model_runner.py:87] Warming up model for the compilation...")),
+    _event("load_model_begin", ("Starting to load model ", "Loading drafter model"),
+           r"^(?:Starting to load model (?P<model>\S+?)(?:\.\.\.)?|Loading (?P<what>drafter) model\.*)$", "info",
+           (Sample("(Worker pid=6464) INFO 12-01 13:32:45 [cpu_model_runner.py:68] Starting to load model "
+                   "/tmp/rec/model...", model="/tmp/rec/model"),),
+           match=r"^(?:Starting to load model |Loading drafter model)"),
+    # Where each worker sits in the parallel layout (distributed/parallel_state.py, 0.2x+).
+    _event("rank_assignment", " is assigned as DP rank ",
+           r"^rank (?P<global_rank>\d+) in world size (?P<world_size>\d+) is assigned as DP rank (?P<dp_rank>\d+), "
+           r"PP rank (?P<pp_rank>\d+)(?:, \w+ rank \S+)*?, TP rank (?P<tp_rank>\d+)", "info",
+           (Sample("(Worker pid=6464) INFO 12-01 13:32:45 [parallel_state.py:2350] rank 0 in world size 1 is assigned as "
+                   "DP rank 0, PP rank 0, PCP rank 0, TP rank 0, ETP rank 0, EP rank N/A, EPLB rank N/A",
+                   global_rank=0, world_size=1, dp_rank=0, pp_rank=0, tp_rank=0),),
+           types={"global_rank": I, "world_size": I, "dp_rank": I, "pp_rank": I, "tp_rank": I}),
+    _event("model_init", "Initializing model took ", r"Initializing model took (?P<elapsed_s>[\d.]+) seconds", "info",
+           ("(Worker pid=6464) INFO 12-01 13:32:45 [base_loader.py:82] Initializing model took 0.100072 seconds",),
+           types=GIB),
+    _event("warmup_run", "Initial profiling/warmup run took ",
+           r"Initial profiling/warmup run took (?P<elapsed_s>[\d.]+) s", "info",
+           ("(Worker pid=6464) INFO 12-01 13:32:53 [monitor.py:91] [backbone] Initial profiling/warmup run took 0.02 s",),
+           types=GIB),
+    # Where the weights are read from (weight_utils.py, 0.2x+): the filesystem decides whether
+    # they are prefetched into the page cache.
+    _event("checkpoint_fs", ("Filesystem type for checkpoints: ", "Auto-prefetch is disabled because the filesystem"),
+           r"Filesystem type for checkpoints: (?P<fs>\w+)\. Checkpoint size: (?P<checkpoint_gib>[\d.]+) GiB\. "
+           r"Available RAM: (?P<ram_gib>[\d.]+) GiB|Auto-prefetch is disabled because the filesystem \((?P<no_prefetch_fs>\w+)\)",
+           "info", (Sample("(Worker pid=6464) INFO 12-01 13:32:45 [weight_utils.py:1108] Filesystem type for checkpoints: "
+                           "EXT4. Checkpoint size: 0.00 GiB. Available RAM: 21.87 GiB.",
+                           fs="EXT4", checkpoint_gib=0.0, ram_gib=21.87),),
+           types={"checkpoint_gib": F, "ram_gib": F}),
+    _event("torch_threads", "Reducing Torch threads from ",
+           r"Reducing Torch threads from (?P<threads_before>\d+) to (?P<threads>\d+)", "info",
+           ("(EngineCore pid=6452) INFO 12-01 13:32:46 [torch_utils.py:295] Reducing Torch threads from 2 to 1 for "
+            "serving. Set OMP_NUM_THREADS in the external environment to override.",),
+           types={"threads_before": I, "threads": I}),
+    # The CPU backend: the KV cache space it was given, and how its OpenMP threads are bound
+    # (one message over five lines, each with the header).
+    _event("cpu_kv_cache", " GiB for KV cache on node ",
+           r"Explicitly set \((?P<kv_cache_gib>[\d.]+)/(?P<mem_gib>[\d.]+)\) GiB for KV cache on node (?P<node>\d+)",
+           "info", (Sample("(Worker pid=6464) INFO 12-01 13:32:54 [cpu_worker.py:260] Explicitly set (1.0/11.84) GiB for "
+                           "KV cache on node 0.", kv_cache_gib=1.0, mem_gib=11.84, node=0),),
+           types={"kv_cache_gib": F, "mem_gib": F, "node": I}),
+    _event("omp_binding", "OpenMP thread binding info:",
+           r"(?s)(?:.*?VLLM_CPU_OMP_THREADS_BIND='(?P<bind>[^']*)')?(?:.*?local_rank=(?P<local_rank>\d+), core ids=\[(?P<core_ids>[^\]]*)\])?",
+           "info", (Sample("\n".join((
+               "(EngineCore pid=6452) INFO 12-01 13:32:38 [ompmultiprocessing.py:185] OpenMP thread binding info:",
+               "(EngineCore pid=6452) INFO 12-01 13:32:38 [ompmultiprocessing.py:185] \tVLLM_CPU_OMP_THREADS_BIND='auto', "
+               "auto_setup=True, skip_setup=False",
+               "(EngineCore pid=6452) INFO 12-01 13:32:38 [ompmultiprocessing.py:185] \tlocal_rank=0, core ids=[0]")),
+               bind="auto", local_rank=0, core_ids="0"),),
+           types={"local_rank": I}, continuation=r"^\t"),
+    _event("triton_unavailable", ("Triton is installed, but doesn't include CPU backend",
+                                  "Triton is installed but 0 active driver(s) found",
+                                  "Triton not installed or not compatible"), None, "info",
+           ("Triton is installed, but doesn't include CPU backend. Disabling Triton.",)),
+    _event("worker_exit", ("Parent process exited, terminating worker queues", "Killing local vLLM worker processes"),
+           None, "info", ("(Worker pid=6464) INFO 12-01 13:33:53 [multiproc_executor.py:843] Parent process exited, "
+                          "terminating worker queues",)),
+    # The broadcast queue between the engine and its workers had no free block for a minute
+    # (distributed/device_communicators/shm_broadcast.py): a worker is slow (compiling) or stuck.
+    _event("shm_broadcast_wait", "No available shared memory broadcast block found in ",
+           r"block found in (?P<wait_s>\d+) seconds?", "info",
+           (Sample("(EngineCore pid=102) INFO 05-21 06:32:41 [shm_broadcast.py:698] No available shared memory broadcast "
+                   "block found in 60 seconds. This typically happens when some processes are hanging or doing some "
+                   "time-consuming work (e.g. compilation, weight/kv cache quantization).", wait_s=60.0),),
+           types={"wait_s": F}),
+    _event("graph_memory_profiling", "CUDA graph memory profiling is enabled",
+           r"--gpu-memory-utilization=(?P<gpu_memory_utilization>[\d.]+) is equivalent to "
+           r"--gpu-memory-utilization=(?P<equivalent>[\d.]+)", "info",
+           (Sample("(Worker_TP1 pid=448) INFO 08-14 14:07:22 [gpu_worker.py:578] CUDA graph memory profiling is enabled "
+                   "(default since v0.21.0). The current --gpu-memory-utilization=0.8200 is equivalent to "
+                   "--gpu-memory-utilization=0.8048 without CUDA graph memory profiling.",
+                   gpu_memory_utilization=0.82, equivalent=0.8048),),
+           types={"gpu_memory_utilization": F, "equivalent": F}),
+    # V0 0.6's one-line profile (worker.py), often pasted without its header.
+    _event("memory_profile_results", "Memory profiling results: ",
+           r"total_gpu_memory=(?P<total_gpu_memory_gib>[\d.]+)GiB.*?kv_cache_size=(?P<kv_cache_gib>[\d.]+)GiB"
+           r"(?:.*?gpu_memory_utilization=(?P<gpu_memory_utilization>[\d.]+))?", "info",
+           (Sample("Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB "
+                   "peak_torch_memory=17.98GiB memory_usage_post_profile=15.35GiB non_torch_memory=0.35GiB "
+                   "kv_cache_size=2.89GiB gpu_memory_utilization=0.90",
+                   total_gpu_memory_gib=23.58, kv_cache_gib=2.89, gpu_memory_utilization=0.9),),
+           types={"total_gpu_memory_gib": F, "kv_cache_gib": F, "gpu_memory_utilization": F}),
+    # LMCache's own logger, inside vLLM's workers: `[2026-08-26 15:05:59,851] LMCache INFO: ...`.
+    _event("lmcache", "LMCache ", r"^LMCache (?:INFO|DEBUG): (?P<what>[^:(]+)", "info",
+           (Sample("(Worker_TP0 pid=440) [2026-08-26 15:05:59,851] LMCache INFO: Engine KV Format: "
+                   "EngineKVFormat.NL_X_TWO_X_NB_BS_NH_HS NL x 2 x [NB, BS, NH, HS] "
+                   "(detection.py:69:lmcache.v1.gpu_connector.kv_format.detection)", what="Engine KV Format"),),
+           match=r"^LMCache (?:INFO|DEBUG): "),
+    # `vllm bench serve` (benchmarks/serve.py, datasets.py) prints its steps around the result block.
+    _event("bench_sampling", "Sampling input_len from ",
+           r"Sampling input_len from \[(?P<input_min>\d+), (?P<input_max>\d+)\] and output_len from "
+           r"\[(?P<output_min>\d+), (?P<output_max>\d+)\]", "info",
+           (Sample("(MainProcess pid=24053) INFO 12-01 13:16:55 [utils.py:88] Sampling input_len from [64, 64] and "
+                   "output_len from [512, 512]", input_min=64, input_max=64, output_min=512, output_max=512),),
+           types={"input_min": I, "input_max": I, "output_min": I, "output_max": I}),
+    _event("bench_step", ("Starting initial single prompt test run", "Skipping endpoint ready check",
+                          "Initial test run completed", "Starting main benchmark run",
+                          "tip: install termplotlib and gnuplot to plot the metrics"), None, "info",
+           ("Starting initial single prompt test run...",), match=r"^(?:Starting|Skipping|Initial test|tip: )"),
+    _event("bench_failed_requests", "Failed requests during benchmark run detected",
+           r"capping to (?P<shown>\d+)\)", "warning",
+           (Sample("Failed requests during benchmark run detected (capping to 10):\nError 0: Bad Request\n"
+                   "Error 1: Bad Request", shown=10),),
+           types={"shown": I}, continuation=r"^Error \d+: "),
     _event("request_lifecycle", ("Finished request ", "Added request ", "Aborted request"),
            r"^(?P<action>Finished|Added|Aborted) request(?:\(s\))? (?P<request_id>\S+?)\.?$", "info",
            ("INFO 02-05 04:53:20 async_llm_engine.py:111] Finished request cmpl-672a8058f6cb4d1d8f5ba5397af93575.",),
@@ -594,10 +736,12 @@ KINDS = (
            ("(VllmWorkerProcess pid=761) INFO 07-24 08:25:45 pynccl.py:63] vLLM is using nccl==2.20.5",)),
     _event("process_crash", "Process ", r"^Process (?P<process_name>[\w-]+):$", "critical",
            ("(EngineCore pid=104) Process EngineCore:",), match=r"^Process [\w-]+:$"),
-    _event("python_warning", "Warning: ", r"^(?P<file>\S+\.py):(?P<line>\d+): (?P<category>\w*Warning): ", "warning",
-           ("/env/lib/python3.11/site-packages/transformers/models/gemma3/configuration_gemma3.py:242: FutureWarning: "
-            "The `sliding_window_pattern` attribute is deprecated",),
-           match=r"^\S+\.py:\d+: \w*Warning: ", continuation=r"^(?:\s|[a-z])"),
+    PYTHON_WARNING,
+    TORCH_WARNING,
+    NANOBIND_LEAKS,
+    GLOO_CONNECTED,
+    WEIGHTS_FORMAT,
+    NUMEXPR,
     STACK_DUMP,
     FATAL_ERROR,
     replace(TRACEBACK, orphan=r'^\s*File "', samples=(

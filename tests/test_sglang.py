@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 import pytest
 
@@ -133,6 +135,10 @@ def test_20_watchdog_on_every_rank(ingest_one):
     assert set(ev["kind"]) == {"watchdog_timeout", "child_failed", "killed"}
 
 
+def fields_of(events: pl.DataFrame, kind: str) -> list[dict]:
+    return [json.loads(f) for f in events.filter(pl.col("kind") == kind)["fields"]]
+
+
 def test_22_startup_lines_without_prefix(ingest_one):
     result, run = ingest_one(sample("sglang", "22_"))
     ev = run.table("events").collect()
@@ -140,7 +146,11 @@ def test_22_startup_lines_without_prefix(ingest_one):
     assert begin["fields"].str.json_decode().struct.field("avail_mem_gb").to_list() == [46.81]
     shards = ev.filter(pl.col("kind") == "shard_progress")["fields"].str.json_decode()
     assert shards.struct.field("percent").to_list()[:2] == [0.0, 25.0]
-    assert result.sources[0].unparsed == result.sources[0].lines - ev.height
+    # Every line is typed: Gloo's peer counts, the import skip and the HF snapshot are events,
+    # the chat template's content format a setting.
+    assert result.sources[0].unparsed == 0
+    assert [f["peers"] for f in fields_of(ev, "gloo_connected")] == [0, 0, 0, 0]
+    assert run.config()["chat_template_content_format"] == "string"
     found = diagnose(run)
     assert [(f.id, f.severity, f.title) for f in found] == [("slow-startup", "info", "Still loading weights, not hung")]
     assert "0% -> 25%" in found[0].verdict

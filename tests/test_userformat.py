@@ -73,7 +73,9 @@ def test_sglang_as_data_is_the_same_declaration():
     data = load(SGLANG_TOML).format
     assert without_handlers(data) == without_handlers(sglang.FORMAT)
     assert expectations(data) == expectations(sglang.FORMAT) and any(expectations(data))
-    assert [k.name for k in data.kinds if k.handler] == ["server_args", "scheduler_limits", "spec_reset"]
+    assert [k.name for k in data.kinds if k.handler] == [
+        "server_args", "scheduler_limits", "spec_reset",
+        "attention_backend", "mem_fraction", "kv_cache_dtype", "chat_template"]
 
 
 def test_sglang_as_data_checks_its_samples_like_the_builtin():
