@@ -57,7 +57,7 @@ def _kind(name: str, needle, pattern: str, samples: tuple[str, ...], *, match: s
 ROW = (
     # `redop` and `root` are printed only by the releases and tests that have them (the 2.6-era
     # broadcast_perf prints neither: `65536  8192  float  16.57  1.98  1.98  0e+00 ...`).
-    r"^(?P<size>\d+)\s+(?P<count>\d+)\s+(?P<type>[a-z0-9]+)(?:\s+(?P<redop>[a-z]\w*))?(?:\s+(?P<root>-?\d+))?"
+    r"^\s*(?P<size>\d+)\s+(?P<count>\d+)\s+(?P<type>[a-z0-9]+)(?:\s+(?P<redop>[a-z]\w*))?(?:\s+(?P<root>-?\d+))?"
     r"\s+(?P<oop_time_us>[\d.eE+-]+)\s+(?P<oop_algbw>[\d.eE+-]+)\s+(?P<oop_busbw>[\d.eE+-]+)\s+(?P<oop_wrong>\S+)"
     r"(?:\s+(?P<ip_time_us>[\d.eE+-]+)\s+(?P<ip_algbw>[\d.eE+-]+)\s+(?P<ip_busbw>[\d.eE+-]+)\s+(?P<ip_wrong>\S+))?\s*$"
 )
@@ -75,7 +75,7 @@ KINDS = (
         Sample("    65536          8192   float    16.57    1.98    1.98  0e+00    13.83    2.37    2.37  0e+00",
                count=8192, ip_algbw=2.37, ip_busbw=2.37, ip_time_us=13.83, ip_wrong=0.0, oop_algbw=1.98, oop_busbw=1.98,
                oop_time_us=16.57, oop_wrong=0.0, size=65536, type="float"),
-    ), match=r"^\d+\s+\d+\s+[a-z]", types={"size": I, "count": I, "root": I, **FLOATS}),
+    ), match=r"^\s*\d+\s+\d+\s+[a-z]", types={"size": I, "count": I, "root": I, **FLOATS}),
     _kind("version", "nccl-tests version", r"nccl-tests version (?P<tests_version>\S+)",
           ("# nccl-tests version 2.19.6 nccl-headers=22807 nccl-library=22807",)),
     _kind("test_start", "Collective test starting", r"Collective test starting: (?P<test>\S+)",

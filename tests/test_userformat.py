@@ -143,7 +143,7 @@ def test_dump_names_what_has_no_data_form():
 
 def test_check_takes_a_builtin_format_by_name():
     result = CliRunner().invoke(main, ["formats", "--check", "nccl-tests"])
-    assert result.exit_code == 0 and result.output.startswith("built-in: format nccl-tests: 17 sample(s), 17 ok")
+    assert result.exit_code == 0 and result.output.startswith("built-in: format nccl-tests: 18 sample(s), 18 ok")
     assert "ok   avg_busbw: avg_busbw=6.6972" in result.output
 
 
