@@ -676,3 +676,11 @@ def test_93_old_rows_without_redop_or_root_named_by_the_command_below(ingest_one
     assert perf.filter(pl.col("size") == 134217728).select("oop_busbw", "ip_busbw", "ip_wrong").row(0) == (20.34, 21.86, 0.0)
     (finding,) = [f for f in diagnose(run) if f.id == "nccl-bandwidth"]
     assert finding.severity == "info" and finding.confidence == "low" and "names no GPUs" in finding.verdict
+
+
+def test_100_two_channels_through_one_nic_are_what_the_network_gives(ingest_one):
+    """2 nodes x 8 A800, every inter-node connection on NET/IB/0: 2 channels is one NIC's share, no warning."""
+    _, run = ingest_one(sample("nccl", "100_"))
+    (f,) = findings(run)["nccl-transport"]
+    assert f.severity == "info" and "Few NCCL channels" not in f.title and "one NIC (NET/IB/0/GDRDMA)" in f.verdict
+    assert "PCIe" not in f.impact_text

@@ -142,8 +142,14 @@ def channels_part(per_comm: pl.DataFrame, links: pl.DataFrame, raw: pl.DataFrame
     if per_comm.height == 0 or "channels_stated" not in per_comm.columns:
         return None
     nvlink = links.height > 0 and bool(links["read"].fill_null(False).any())
+    nics = links.filter(pl.col("transport").str.starts_with("NET") & ~pl.col("intra").fill_null(False))[
+        "net_dev"].drop_nulls().n_unique() if links.height else 0
     pc = per_comm if "hosts" in per_comm.columns else per_comm.with_columns(hosts=pl.lit(None, pl.UInt32))
-    big = (pl.col("nranks") > MANY_RANKS) | (pl.col("hosts").fill_null(1) > 1) | pl.lit(nvlink)
+    # Across nodes NCCL opens about two channels per NIC: where every inter-node connection
+    # goes through one NIC, two channels is what the network gives, not a limit of its own
+    # (nccl/100); where the log shows none, the NICs are unknown and the count still stands.
+    across = (pl.col("nranks") > MANY_RANKS) | (pl.col("hosts").fill_null(1) > 1)
+    big = pl.when(across).then(pl.lit(nics != 1)).otherwise(pl.lit(nvlink))
     few = pc.filter((pl.col("channels_stated") <= FEW_CHANNELS) & big)
     if few.height == 0:
         return None
@@ -284,8 +290,9 @@ def check(ctx: Context) -> list[Finding]:
         id="nccl-transport", severity=parts[0].severity, title=_title(parts[0]),
         verdict=lead + " ".join(p.text for p in parts),
         impact=round(impact, 3),
-        impact_text=(f"collectives up to ~{_mid(REF_P2P_PCIE) / _mid(REF_SHM):.1f}x slower than PCIe P2P; "
-                     f"~{impact:.0%} of decode throughput if allreduce is {COMM_SHARE:.0%} of a step (assumed)")
+        impact_text=((f"collectives up to ~{_mid(REF_P2P_PCIE) / _mid(REF_SHM):.1f}x slower than PCIe P2P; "
+                      if any("SHM" in p.text or "SYS" in p.text for p in parts) else "")
+                     + f"~{impact:.0%} of decode throughput if allreduce is {COMM_SHARE:.0%} of a step (assumed)")
         if impact else "informational",
         recommendation=" ".join(dict.fromkeys(p.recommendation for p in parts)),
         confidence="high" if links.height else "medium",
