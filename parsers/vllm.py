@@ -684,6 +684,17 @@ KINDS = (
             "mode because there is not enough KV cache space. This can affect the end-to-end performance. Increase "
             "gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory. "
             "total_num_cumulative_preemption=1",), types={"cumulative": I}),
+    # V1's check before the profile (0.9+): what is free on the GPU is below the share that
+    # --gpu-memory-utilization asks for, usually because another process holds memory.
+    _event("startup_memory_short", "on startup is less than desired GPU memory utilization",
+           r"Free memory on device \((?P<free_gib>[\d.]+)/(?P<total_gib>[\d.]+) GiB\) on startup is less than desired "
+           r"GPU memory utilization \((?P<gpu_memory_utilization>[\d.]+), (?P<wanted_gib>[\d.]+) GiB\)", "critical",
+           (Sample("(EngineCore_DP0 pid=17374) ERROR 09-28 15:47:24 [core.py:718] ValueError: Free memory on device "
+                   "(3.22/4.0 GiB) on startup is less than desired GPU memory utilization (0.9, 3.6 GiB). Decrease GPU "
+                   "memory utilization or reduce GPU memory used by other processes.",
+                   free_gib=3.22, total_gib=4.0, gpu_memory_utilization=0.9, wanted_gib=3.6),),
+           types={"free_gib": F, "total_gib": F, "gpu_memory_utilization": F, "wanted_gib": F},
+           continuation=TRACEBACK_CONTINUATION),
     _event("kv_cache_insufficient", ("No available memory for the cache blocks", "stored in KV cache (",
                                      "KV cache is needed, which is larger than the available KV cache memory",
                                      "To serve at least one request with the model"),
