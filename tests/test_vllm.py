@@ -720,3 +720,12 @@ def test_ngram_configured_that_never_drafts_is_idle_not_slow(ingest_one):
     assert found["spec-idle"].severity == "info" and found["spec-idle"].metrics == {
         "algorithm": "ngram", "busy_intervals": 45}
     assert not {"low-acceptance", "spec-below-break-even", "spec-k-too-high"} & set(found)
+
+
+@pytest.mark.parametrize("name, free, total", [("102_", 3.22, 4.0), ("103_", 31.44, 47.38)])
+def test_free_memory_below_the_utilization_at_startup_is_memory_held_elsewhere(ingest_one, name, free, total):
+    """vLLM V1 checks free memory against --gpu-memory-utilization before it loads anything."""
+    _, run = ingest_one(sample("vllm", name))
+    (f,) = [f for f in diagnose(run) if f.id == "oom"]
+    assert f.title == "GPU memory already in use at startup (configuration)"
+    assert (f.metrics["free_gib"], f.metrics["total_gib"]) == (free, total) and f.metrics["phase"] == "startup"

@@ -8,13 +8,15 @@ and one that died after a shutdown began is neither.
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 
 from loganalyze.diagnosis.base import Context, Finding
 from loganalyze.kinds import kind_in, kinds
 
-KINDS = kinds("oom", "kv_cache_insufficient")
-STARTUP = kinds("kv_cache_insufficient", "gpu_blocks")
+KINDS = kinds("oom", "kv_cache_insufficient", "startup_memory_short")
+STARTUP = kinds("kv_cache_insufficient", "gpu_blocks", "startup_memory_short")
 TRACEBACKS = kinds("traceback", "exception")
 KV_TEXT = (r"No available memory for the cache blocks|larger than the available KV cache memory|can be stored in KV cache"
            r"|To serve at least one request with the model")  # the start of the last, where a paste cut the rest
@@ -36,6 +38,8 @@ def check(ctx: Context) -> list[Finding]:
         return []
     first = rows.row(0, named=True)
     startup = (rows["kind"].is_in(list(STARTUP)) | rows["message"].str.contains(KV_TEXT).fill_null(False)).all()
+    if startup and (rows["kind"] == "startup_memory_short").all():
+        return [_held_elsewhere(ctx, rows)]
     if startup:
         return [Finding(
             id="oom", severity="critical", title="No GPU memory left for the KV cache (configuration)",
@@ -57,3 +61,23 @@ def check(ctx: Context) -> list[Finding]:
                         "--max-num-seqs or --cuda-graph-max-bs, shorter --context-length."),
         evidence=ctx.evidence(rows), metrics={"events": rows.height, "phase": "run time"},
     )]
+
+
+def _held_elsewhere(ctx: Context, rows: pl.DataFrame) -> Finding:
+    """vLLM's check before it loads anything: the GPU has less free memory than
+    --gpu-memory-utilization asks it to take, so something else holds the rest."""
+    f = json.loads(rows["fields"][0] or "{}")
+    said = (f"{f['free_gib']:g} of {f['total_gib']:g} GiB were free, {f['gpu_memory_utilization']:g} of the GPU asks "
+            f"for {f['wanted_gib']:g} GiB" if {"free_gib", "total_gib", "wanted_gib"} <= f.keys() else
+            rows["message"][0][:160])
+    return Finding(
+        id="oom", severity="critical", title="GPU memory already in use at startup (configuration)",
+        verdict=(f"At startup the GPU had less free memory than --gpu-memory-utilization asks the server to take "
+                 f"({said}): another process holds GPU memory (a server still running, another model, a notebook) "
+                 "or the fraction is set above what is free. The server never starts serving."),
+        impact=1.0, impact_text="the server does not start",
+        recommendation=("Free the GPU (`nvidia-smi` lists the processes holding memory) or lower "
+                        "--gpu-memory-utilization below the free share; two servers on one GPU need fractions that add "
+                        "up to less than 1."),
+        evidence=ctx.evidence(rows), metrics={"events": rows.height, "phase": "startup", **f},
+    )
