@@ -17,14 +17,20 @@ MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 # Each wrapper: a named-group pattern anchored at the line start. Groups other than
 # `body` become columns. Order matters: outermost first.
 KUBECTL = r"^(?P<k8s_date>\d{4}-\d\d-\d\d)T(?P<k8s_time>\d\d:\d\d:\d\d(?:\.\d{1,6})?)\d*(?:Z|[+-]\d\d:?\d\d)? (?P<body>.*)$"
+# docker compose: `service-1  | ` (v2), `service_1  | ` (v1); or the container's own name
+# where one is set (`sglang  | `), taken only in front of what starts a log record (a
+# bracket, a date, a level), so a table row without outer pipes (`synchronous   | 0.47 | ...`)
+# is not taken for one.
 COMPOSE = r"^[A-Za-z0-9_.-]+[-_]\d+\s+\| (?P<body>.*)$"
+RECORD = r"(?:\[|\(|\d{4}-\d\d-\d\d|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\b)"
+NAMED_COMPOSE = rf"^[A-Za-z0-9_.-]+\s+\| (?P<body>{RECORD}.*)$"
 SYSLOG = rf"^(?P<sys_mon>{MONTHS}) (?P<sys_day>[ \d]\d) (?P<sys_time>\d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: (?P<body>.*)$"
 MPIRUN = r"^\[\d+,\d+\]<(?:stdout|stderr)>:(?P<body>.*)$"
 PROCESS = r"^\((?P<process>[^()]*?pid=\d+[^()]*)\) (?P<body>.*)$"
 # How each wrapper starts (the tests below, and PROCESS's bracket): a line that starts
 # with none of them has no wrapper, so a batch with no such line skips every pattern.
 ANY_START = (
-    rf"^(?:\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d|[A-Za-z0-9_.-]+[-_]\d+\s+\| |(?:{MONTHS}) [ \d]\d \d\d:\d\d:\d\d "
+    rf"^(?:\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d|[A-Za-z0-9_.-]+(?:[-_]\d+)?\s+\| |(?:{MONTHS}) [ \d]\d \d\d:\d\d:\d\d "
     r"|\[\d+,\d+\]<std|\()"
 )
 
@@ -59,6 +65,8 @@ def unwrap(frame: pl.DataFrame, year: int) -> pl.DataFrame:
         out = out.with_columns(k8s_date=pl.lit(None, pl.String), k8s_time=pl.lit(None, pl.String))
     if out["text"].str.contains(r"^[A-Za-z0-9_.-]+[-_]\d+\s+\| ").any():
         out = _peel(out, COMPOSE, [])
+    elif out["text"].str.contains(rf"^[A-Za-z0-9_.-]+\s+\| {RECORD}").any():
+        out = _peel(out, NAMED_COMPOSE, [])
     if out["text"].str.contains(rf"^(?:{MONTHS}) [ \d]\d \d\d:\d\d:\d\d ").any():
         out = _peel(out, SYSLOG, ["sys_mon", "sys_day", "sys_time"])
     else:

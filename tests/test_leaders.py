@@ -151,3 +151,13 @@ def test_detection_sees_the_format_behind_every_leader(style):
                                      .with_columns(text=pl.col("raw")), 2026)["text"])[0]
         found = parsers.detect(unwrap(raw, 2026)["text"])[0]
         assert found is bare, f"{fmt.name} samples behind {style!r} detected as {found and found.name}"
+
+
+def test_a_compose_container_name_is_peeled_only_in_front_of_a_record():
+    """`container_name: sglang` makes compose print `sglang  | ` (sglang/89); a table row
+    without outer pipes looks the same up to its first cell, and stays as it is."""
+    lines = ["sglang  | [2025-06-05 15:08:56 TP0] Prefill batch. #new-seq: 3, #new-token: 15000",
+             "vllm-server  | INFO 01-05 10:00:01 [api_server.py:1] Started", "synchronous   | 0.47 | 12.1"]
+    got = unwrap(pl.DataFrame({"text": lines}), 2026)["text"].to_list()
+    assert got == ["[2025-06-05 15:08:56 TP0] Prefill batch. #new-seq: 3, #new-token: 15000",
+                   "INFO 01-05 10:00:01 [api_server.py:1] Started", "synchronous   | 0.47 | 12.1"]
