@@ -210,6 +210,15 @@ KINDS = (
                       side="Prefill", stage="bootstrap", tp_rank=0, error="KVTransferError", room="389535395827821955",
                       reason="Aborted by AbortReq."),
            ), types={"tp_rank": I}),
+    # The decode side's waiting timeout (SGLANG_DISAGGREGATION_WAITING_TIMEOUT) ran out for
+    # requests whose cache never arrived: one line per rank, no request named.
+    _event("kv_transfer_timeout", "fail to receive KV Cache transfer done signal",
+           r"(?P<reason>Some requests fail to receive KV Cache transfer done signal after bootstrapping)", "warning", (
+               Sample("Some requests fail to receive KV Cache transfer done signal after bootstrapping. If a greater "
+                      "mean TTFT is acceptable, you can 'export SGLANG_DISAGGREGATION_WAITING_TIMEOUT=600' (10 "
+                      "minutes) to relax the timeout condition. ",
+                      reason="Some requests fail to receive KV Cache transfer done signal after bootstrapping"),
+           )),
     # Settings the server chose or adjusted, stated on a line of their own (server_args.py,
     # model_runner.py): an excerpt without the server_args dump still has them.
     LineKind(
