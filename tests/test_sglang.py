@@ -228,6 +228,15 @@ def test_58_pd_transfer_aborted_is_a_warning(ingest_one):
     assert [e.line for e in finding.evidence] == [8]
 
 
+def test_87_the_decode_waiting_timeout_counts_some_requests_not_one_per_rank(ingest_one):
+    """PD decode server, v0.5.1: five ranks print the waiting timeout's line, which names no request."""
+    _, run = ingest_one(sample("sglang", "87_"))
+    assert run.table("events").filter(pl.col("kind") == "kv_transfer_timeout").collect().height == 5
+    (finding,) = [f for f in diagnose(run) if f.id == "kv-transfer"]
+    assert finding.title == "PD disaggregation: some request(s) failed their KV transfer"
+    assert (finding.severity, finding.confidence, finding.metrics["requests"]) == ("critical", "medium", 0)
+    assert "never sent" in finding.verdict and "HTTP 500" not in finding.verdict
+
 def test_59_pd_transfer_failed_on_another_rank(ingest_one):
     """PD decode server, v0.5.2: TP1 and TP2 report the same request (one bootstrap room)
     failed 'from another rank': one request, the cause on another rank or the prefill side."""
