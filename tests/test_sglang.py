@@ -287,3 +287,12 @@ def test_70_speculative_cap_from_the_release_without_server_args(ingest_one):
     (finding,) = [f for f in diagnose(run) if f.id == "concurrency-cap"]
     assert "by the speculative-decoding reset" in finding.title and finding.confidence == "medium"
     assert "0.4.3.post3-0.4.4.post1" in finding.verdict
+
+
+def test_90_the_maximum_from_an_older_accept_rate_that_holds_on_every_line(ingest_one):
+    """v0.5.3 EAGLE-3 without its settings: accept len / accept rate is 4.0 on every decode line
+    (the rate of releases to 0.5.10), so 4 is the most a step yields, and 1.95 of it is weak."""
+    _, run = ingest_one(sample("sglang", "90_"))
+    (f,) = [f for f in diagnose(run) if f.id == "low-acceptance"]
+    assert f.metrics["max_accept_len"] == 4 and f.metrics["accept_len_mean"] == 1.95
+    assert f.severity == "warning" and f.confidence == "medium" and "settings are not in the log" in f.verdict

@@ -66,8 +66,13 @@ def check(ctx: Context) -> list[Finding]:
              "a drafter mismatched to the target" if norm < MISMATCH_NORMALISED else
              "a weak or domain-mismatched drafter")
     drafter = f" Drafter: {s['drafter']}" + (f" (target: {target})" if target else "") + "." if s["drafter"] else ""
+    source = spec.notes.get("max_accept_len", "")
+    inferred = source.startswith("inferred")
     verdict = (f"Accept length {length:.2f} of a possible {maximum:g} (normalised {norm:.0%}; matched drafters "
-               f"reach about {reference:.2f} with these settings), which points to {cause}.{drafter}")
+               f"reach about {reference:.2f} with " + ("this maximum" if inferred else "these settings")
+               + f"), which points to {cause}.{drafter}")
+    if inferred:
+        verdict += f" The settings are not in the log: the maximum is {source}."
     if _collapse(s["per_position"]):
         verdict += f" Acceptance per position {s['per_position']} collapses after the first position."
     drafted = ctx.run.table("spec").select(pl.col("drafted").sum()).collect().item() or None
@@ -88,7 +93,7 @@ def check(ctx: Context) -> list[Finding]:
         recommendation=("Train or fine-tune the drafter on the target model's own outputs (SpecForge or "
                         "speculators, regenerating data with the served model), check the drafter was built "
                         "for this exact target; until then lower --speculative-num-steps or turn speculation off."),
-        confidence="low" if few else "high" if s["intervals"] >= 5 else "medium",
+        confidence="low" if few else "high" if s["intervals"] >= 5 and not inferred else "medium",
         evidence=evidence,
         metrics={k: s[k] for k in ("accept_len_mean", "accept_len_min", "accept_len_max", "max_accept_len",
                                    "acceptance_normalised", "steps", "topk", "draft_tokens", "drafter",

@@ -58,11 +58,28 @@ def max_accept_len(s: dict) -> int | None:
     return min(steps, draft - 1) + 1
 
 
-def infer_max_from_rate(length: float, rate: float) -> float | None:
-    """Without settings, SGLang 0.5.12+'s accept rate = (len - 1) / (max - 1) gives the maximum."""
-    if not rate or rate <= 0 or length <= 1:
-        return None
-    return 1 + (length - 1) / rate
+CHAIN_MAX = 9  # the most tokens a chain of drafts yields in practice (8 steps + 1)
+STEADY = 0.02  # relative spread of an implied maximum that holds across lines
+
+
+def infer_max_from_rate(series: pl.DataFrame) -> tuple[float | None, str]:
+    """The maximum accept length from SGLang's accept rate, where no settings give it.
+
+    Releases defined the rate two ways (docs/formats-sources.md): to 0.5.10 accept len over
+    steps + 1 or over the draft tokens, so len / rate is the same on every line; from 0.5.12
+    (len - 1) / (max - 1), so 1 + (len - 1) / rate is. The one that holds still across the
+    lines is the release's. On one line the newer is taken; an older maximum above a chain's
+    (a tree's draft-token count, not what one step yields) is no maximum.
+    """
+    rows = series.filter((pl.col("accept_rate") > 0) & (pl.col("accept_len") > 1))
+    if rows.height == 0:
+        return None, "unknown"
+    old = rows["accept_len"] / rows["accept_rate"]
+    new = 1 + (rows["accept_len"] - 1) / rows["accept_rate"]
+    spread = {name: float(v.std() / v.mean()) if v.len() > 1 else None for name, v in (("old", old), ("new", new))}
+    if spread["old"] is not None and spread["old"] <= STEADY < (spread["new"] or 0) and old.mean() <= CHAIN_MAX + 0.5:
+        return round(float(old.mean())), "inferred: accept len / accept rate is the same on every line (SGLang to 0.5.10)"
+    return round(float(new.mean()), 2), "inferred from accept rate (SGLang 0.5.12+ definition)"
 
 
 def acceptance_series(run: Run) -> pl.DataFrame:
@@ -110,8 +127,7 @@ def speculative(run: Run) -> Family | None:
             s["steps"], max_source = int(printed), "inferred: the spec lines print the number of speculative tokens"
     maximum = max_accept_len(s)
     if maximum is None and mean_len and mean_rate:
-        inferred = infer_max_from_rate(mean_len, mean_rate)
-        maximum, max_source = (round(inferred, 2), "inferred from accept rate (SGLang 0.5.12+ definition)") if inferred else (None, "unknown")
+        maximum, max_source = infer_max_from_rate(series)
     normalised = (mean_len - 1) / (maximum - 1) if mean_len and maximum and maximum > 1 else None
     summary = {
         **{k: v for k, v in s.items() if k != "drafter_line"},
