@@ -94,7 +94,8 @@ def _rows(rows: pl.DataFrame) -> pl.DataFrame:
         .unnest("row")
         .filter(pl.col("label").is_not_null())
     )
-    norm = pl.col("label").str.to_lowercase().str.replace_all(r"\s+", " ").str.replace("reqeuest", "request")
+    norm = (pl.col("label").str.to_lowercase().str.replace_all(r"\s+", " ").str.strip_chars()
+            .str.replace("reqeuest", "request"))
     latency = norm.str.extract_groups(LATENCY_ROW)
     metric = latency.struct.field("2").replace({"e2el": "e2e", "e2e latency": "e2e"})
     stat = latency.struct.field("1").replace({"p50": "median"})
@@ -106,9 +107,11 @@ def _rows(rows: pl.DataFrame) -> pl.DataFrame:
         pl.when(known.is_null() & generic.is_not_null()).then(generic_value)
         .otherwise(pl.col("value").str.strip_suffix("%"))
     )
-    long = long.with_columns(norm=norm, column=column, value=value, failed=summary_labels.failed_of(norm, pl.col("value")))
-    failed = long.filter(pl.col("failed").is_not_null()).with_columns(column=pl.lit("failed"), value=pl.col("failed"))
-    return pl.concat([long, failed]).drop("failed")
+    long = long.with_columns(norm=norm, column=column, value=value, failed=summary_labels.failed_of(norm, pl.col("value")),
+                             rate=summary_labels.rate_of(norm, pl.col("value")))
+    implied = [long.filter(pl.col(c).is_not_null()).with_columns(column=pl.lit(name), value=pl.col(c))
+               for c, name in (("failed", "failed"), ("rate", "request_rate"))]
+    return pl.concat([long, *implied]).drop("failed", "rate")
 
 
 def _positions(long: pl.DataFrame) -> pl.DataFrame:

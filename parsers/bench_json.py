@@ -23,6 +23,7 @@ from datetime import datetime
 
 import polars as pl
 
+from parsers import summary_labels
 from parsers.bench_tables import BENCH, BENCH_REQUESTS, TO_MS
 from parsers.result_tables import load_level
 from parsers.engine import Context, Parsed
@@ -60,7 +61,8 @@ METRIC = {"e2el": "e2e", "e2e_latency": "e2e"}
 
 # The keys that tell which client wrote an object; the first tool whose mark is present wins.
 TOOLS = (
-    ("guidellm", ("benchmarks",)),
+    # GuideLLM's report, or one benchmark's `metrics` pasted on their own.
+    ("guidellm", ("benchmarks", "time_to_first_token_ms", "request_totals")),
     ("aiperf", ("input_config", "error_summary")),
     # GenAI-Perf's export has AIPerf's shape (`{"time_to_first_token": {"unit": "ms", "avg": ...}}`):
     # either, pasted without AIPerf's config block, reads the same way.
@@ -71,10 +73,14 @@ TOOLS = (
     ("sglang.bench_serving", ("total_output_tokens_retokenized", "total_output_retokenized", "server_info",
                               "sharegpt_output_len", "accept_length")),
     ("vllm.bench_serve", ("completed",)),
+    # Clients whose keys are printed labels, read by their words (parsers/summary_labels.py).
+    ("evalscope", ("Succeed requests", "Time taken for tests (s)")),
+    ("awscurl", ("totalTimeMills", "timeToFirstByte", "failedRequests")),
 )
-MARKS = tuple(f'"{k}"' for _, keys in TOOLS for k in keys) + ('"guidellm_version"',
-                                                             '"median_ttft_ms"', '"output_throughput"', '"duration"',
-                                                             '"time_to_first_token"', '"request_throughput"')
+LABELLED = ("evalscope", "awscurl")
+MARKS = tuple(f'"{k}"' for _, keys in TOOLS for k in keys) + (
+    '"guidellm_version"', '"median_ttft_ms"', '"output_throughput"', '"duration"', '"time_to_first_token"',
+    '"request_throughput"', '"total_sum"', '"Failed requests"', '"Average QPS"', '"errorRate"', '"tokenThroughput"')
 ARRAYS = {"input_lens": "input_len", "output_lens": "output_len", "errors": "error"}
 
 
@@ -148,7 +154,10 @@ GUIDELLM_RATES = {"requests_per_second": "request_throughput", "request_concurre
 
 
 def guidellm_rows(obj: dict) -> list[dict]:
-    """One result per benchmark (load level) of a GuideLLM report (0.3+ `benchmarks.json`)."""
+    """One result per benchmark (load level) of a GuideLLM report (0.3+ `benchmarks.json`);
+    one for a benchmark's metrics pasted without the report around them."""
+    if "benchmarks" not in obj:
+        return [_guidellm_row({"metrics": obj})]
     return [_guidellm_row(b) for b in obj.get("benchmarks") or [] if isinstance(b, dict)]
 
 
@@ -175,10 +184,33 @@ def _guidellm_row(bench: dict) -> dict:
     return row
 
 
+def labelled_row(obj: dict, tool: str) -> dict:
+    """A result whose keys are printed labels (evalscope's `Average time to first token (s)`,
+    awscurl's camelCase `failedRequests`), read by their words as other clients' summary rows
+    are: a latency only where its key names its unit. Scalars not read go to `extra`."""
+    pairs = [(re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", k).lower(), k, str(v)) for k, v in obj.items()
+             if _number(v) is not None]
+    frame = pl.DataFrame(pairs, schema={"label": pl.String, "key": pl.String, "value": pl.String}, orient="row")
+    column, value = summary_labels.columns(pl.col("label"), pl.col("value"))
+    failed = summary_labels.failed_of(pl.col("label"), pl.col("value"))
+    read = frame.with_columns(column=column, number=value, failed=failed)
+    row: dict = {"tool": tool, "extra": []}
+    for key, printed, name, number, fails in read.select("key", "value", "column", "number", "failed").iter_rows():
+        if name in BENCH:
+            row.setdefault(name, _typed(float(number), BENCH[name]))
+        else:
+            row["extra"].append({"key": key, "value": printed})
+        if fails is not None:
+            row.setdefault("failed", int(fails))
+    return row
+
+
 def result_row(obj: dict, tool: str) -> dict:
     """The bench columns of one result object; unknown scalar keys go to `extra`."""
     if tool in ("aiperf", "genai-perf"):
         return {**aiperf_row(obj), "tool": tool}
+    if tool in LABELLED:
+        return labelled_row(obj, tool)
     row: dict = {"tool": tool, "extra": []}
     for key, value in obj.items():
         column = KEYS.get(key) or _latency_column(key)
@@ -288,26 +320,63 @@ def request_rows(obj: dict, tool: str, line_no: int) -> pl.DataFrame | None:
     )
 
 
-def pasted(lines: list[str]) -> tuple[int, int, object] | None:
-    """A JSON document pasted into a ticket: (first, last) index of its lines and the value.
+def pasted(lines: list[str]) -> list[tuple[int, int, object]]:
+    """The JSON documents pasted into a ticket: (first, last) index of each one's lines and
+    its value, in order.
 
-    It may follow a fence or a few lines of prose, end at a closing fence, and be cut short
-    (the post, or the stored copy, ended inside it): it is cut back line by line until what
-    is left parses once its open brackets are closed. None when no such prefix parses."""
-    start = next((i for i, line in enumerate(lines[:PROSE + 1]) if line.strip() in ("{", "[")), None)
-    if start is None:
-        return None
+    A document opens on a line of its own (`{`, `[`), at the end of a line of prose or log
+    (`... - evalscope - INFO - {`), or with a member of an object whose opening brace was
+    left out (`"errorRate": 0.0,`: a fragment copied from a results file). It ends where
+    its brackets close, and may be cut short (the post, or the stored copy, ended inside
+    it; a fence closes it too): then it is cut back line by line until what is left parses
+    once its open brackets are closed."""
+    out, i = [], 0
+    while i < len(lines):
+        opening = _opening(lines[i])
+        found = _document(lines, i, opening) if opening is not None else None
+        if found is None:
+            i += 1
+            continue
+        out.append((i, found[0], found[1]))
+        i = found[0] + 1
+    return out
+
+
+def _opening(line: str) -> str | None:
+    """The text a JSON document starts with on this line, None where none starts."""
+    text = line.strip()
+    if text in ("{", "["):
+        return text
+    if MEMBER.match(text):
+        return "{" + text
+    if text.endswith("{") and not text.startswith("}"):
+        return "{"
+    return None
+
+
+MEMBER = re.compile(r'^"[^"]+"\s*:\s*\S')
+
+
+def _document(lines: list[str], start: int, opening: str) -> tuple[int, object] | None:
+    """(index of its last line, value) of the document opening on line `start`."""
     end = next((i for i in range(start + 1, len(lines)) if lines[i].strip().startswith("```")), len(lines))
-    for last in range(end - 1, max(start, end - CUT_SEARCH) - 1, -1):
-        text = "\n".join(lines[start:last + 1]).rstrip().rstrip(",")
+    body = [opening, *lines[start + 1:end]]
+    text = "\n".join(body)
+    try:
+        value, at = json.JSONDecoder().raw_decode(text)
+        return start + text.count("\n", 0, at), _no_surrogates(value)
+    except ValueError:
+        pass
+    for last in range(len(body) - 1, max(0, len(body) - CUT_SEARCH) - 1, -1):
+        cut = "\n".join(body[:last + 1]).rstrip().rstrip(",")
         try:
-            return start, last, _loads(text + _closers(text))
+            return start + last, _loads(cut + _closers(cut))
         except ValueError:
             continue
     return None
 
 
-PROSE = 5  # lines of fence or prose a pasted document may follow
+PROSE = 5  # lines of fence or prose the first pasted document may follow
 CUT_SEARCH = 40  # lines back from a cut to find a prefix that closes
 
 
@@ -337,14 +406,11 @@ def _objects(frame: pl.DataFrame) -> list[tuple[int, list[int], object]]:
     if not lines_mode:
         numbers = frame["line_no"].to_list()
         try:
-            doc, span = _loads("\n".join(frame["text"].to_list())), numbers
+            docs = [(numbers, _loads("\n".join(frame["text"].to_list())))]
         except ValueError:
-            found = pasted(frame["text"].to_list())
-            if found is None:
-                return []
-            doc, span = found[2], numbers[found[0]:found[1] + 1]
-        values = doc if isinstance(doc, list) else [doc]
-        return [(int(span[0]), span if i == 0 else [], v) for i, v in enumerate(values)]
+            docs = [(numbers[first:last + 1], doc) for first, last, doc in pasted(frame["text"].to_list())]
+        return [(int(span[0]), span if i == 0 else [], v) for span, doc in docs
+                for i, v in enumerate(doc if isinstance(doc, list) else [doc])]
     out = []
     for line_no, text in frame.select("line_no", "text").iter_rows():
         try:
@@ -387,9 +453,10 @@ def read(frame: pl.DataFrame, ctx: Context) -> Parsed:
 def sniff(head: str) -> float:
     """A JSON object or list carrying at least two benchmark result keys."""
     lines = head.split("\n")
-    at = next((i for i, line in enumerate(lines[:PROSE + 1]) if line.strip() in ("{", "[")), 0)
-    if not re.match(r"\s*(?:\{|\[\s*\{)", "\n".join(lines[at:])):  # an object, or a list of them; not `[0] `
-        return 0.0
+    at = next((i for i, line in enumerate(lines[:PROSE + 1]) if _opening(line) is not None), 0)
+    opening = _opening(lines[at]) if lines else None
+    if not re.match(r"\s*(?:\{|\[\s*\{)", "\n".join([opening or lines[0], *lines[at + 1:]])):
+        return 0.0  # an object, or a list of them; not `[0] `
     found = sum(1 for m in MARKS if m in head)
     return 1.0 if found >= 2 else 0.0
 

@@ -20,7 +20,7 @@ METRICS = (
     (r"\bttft\b|time[ -]to[ -]first[ -]token|first[ _]token latency", "ttft"),
     (r"\bitl\b|inter[ -]token latency", "itl"),
     (r"\btpot\b|time per output token", "tpot"),
-    (r"\be2el?\b|request latency|end[ -]to[ -]end latency|^(?:average |mean |avg )?latency$", "e2e"),
+    (r"\be2el?\b|request latency|end[ -]to[ -]end latency|^(?:average |mean |avg )?latency(?: \(\w+\))?$", "e2e"),
 )
 STATS = ((r"\b(?:median|p50)\b", "median"), (r"\bp90\b", "p90"), (r"\bp95\b", "p95"), (r"\bp99\b", "p99"),
          (r"\bmax(?:imum)?\b", "max"), (r"\bstd\b", "std"))
@@ -93,3 +93,11 @@ def failed_of(label: pl.Expr, value: pl.Expr) -> pl.Expr:
     done = label.str.contains(r"^(?:successful|completed|succeed)(?:/total)? requests$")
     return pl.when(done).then((pair.struct.field("b").cast(pl.Int64) - pair.struct.field("a").cast(pl.Int64))
                               .cast(pl.String))
+
+
+def rate_of(label: pl.Expr, value: pl.Expr) -> pl.Expr:
+    """fw-ai's benchmark prints its load on one row: `Concurrency: 8` (workers) or, at a
+    fixed rate, `Concurrency: QPS 50.0 constant` (the offered rate, then how arrivals are
+    spaced): the offered request rate the second form says."""
+    load = label.str.contains(r"^(?:number of )?concurrency$")
+    return pl.when(load).then(value.str.extract(r"(?i)^(?:qps|rps)\s+(\d+(?:\.\d+)?)\b", 1))
