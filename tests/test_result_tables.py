@@ -122,3 +122,26 @@ def test_guidellm_csv_gives_what_its_json_gives(ingest_one):
     for got, want in zip(csv_rows, json_rows, strict=True):
         for c in columns:
             assert got[c] == (want[c] if isinstance(want[c], str) else pytest.approx(want[c])), c
+
+
+def test_guidellm_text_tables_wrapped_by_the_terminal(ingest_one):
+    """bench/14: GuideLLM's `Benchmarks Info` table (no outer pipes) wrapped at 80 columns,
+    each row over two or three lines, the last one cut: one result per benchmark."""
+    _, run = ingest_one(sample("bench", "14_"))
+    sync, throughput, constant = rows(run)
+    assert (sync["label"], sync["line_no"], sync["max_concurrency"]) == ("synchronous", 11, 1)
+    assert {k: sync[k] for k in ("completed", "failed", "duration_s", "input_tokens", "output_tokens")} == {
+        "completed": 231, "failed": 0, "duration_s": 300.0, "input_tokens": 221015, "output_tokens": 37586}
+    assert (throughput["completed"], throughput["failed"], throughput["output_tokens"]) == (62308, 2, 10207316)
+    assert (constant["request_rate"], constant["completed"], constant["input_tokens"]) == (26.21, 7848, None)  # cut
+
+
+def test_guidellm_rich_box_in_panels_with_a_wrapped_cell(ingest_one):
+    """bench/39: GuideLLM 0.1's `Performance Stats by Benchmark` inside two rich panels
+    (`│ │ ┏━━┓ │ │`), its header and its TTFT percentiles wrapped onto a second row."""
+    _, run = ingest_one(sample("bench", "39_"))
+    (row,) = rows(run)
+    assert (row["label"], row["request_rate"], row["line_no"]) == ("asynchronous@2.00 req/sec", 2.0, 6)
+    assert (row["ttft_median"], row["ttft_p90"], row["ttft_p99"]) == (13039.3, 22588.4, 24736.2)  # p99 wrapped
+    assert (row["e2e_median"], row["e2e_p99"]) == (20200.0, 31800.0)  # seconds
+    assert (row["itl_median"], row["itl_p95"]) == (54.7, 68.1)
