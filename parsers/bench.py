@@ -386,7 +386,7 @@ FORMAT = LogFormat(
             r"^elapsed_time: [\d.]+s$", CMDLINE, r"^Prefill\. latency: .* token/s$", r"^Avg latency: [\d.]+ seconds$",
             r"^Throughput: [\d.]+ requests/s, ", r"^\s*┃\s*(?:Statistic|Metric)\s*┃", r"┃\s*Benchmark\s*┃", r"^(?:Metric|Statistic),avg,",
             r"^\s*(?:ℹ\s*)?(?:Run Summary Info|Request Latency Statistics|Server Throughput Statistics)",
-            result_tables.TEXT_HEAD, r"^\s*Benchmark\s*\|\s*(?:Start Time|Per Second)\s*\|"),
+            result_tables.TEXT_HEAD, result_tables.MD_METRIC, r"^\s*Benchmark\s*\|\s*(?:Start Time|Per Second)\s*\|"),
     versions=(
         (r"^Max reqeuest concurrency:", "sglang 0.4.0-0.4.6"),
         (r"^Total input vision tokens:", "sglang 0.5.4+"),

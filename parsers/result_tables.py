@@ -26,6 +26,7 @@ import csv
 import polars as pl
 import regex
 
+from parsers import summary_labels
 from parsers.bench_tables import BENCH, LATENCY_STATS, TO_MS
 
 BOX_TITLE = r"^\s*(?:NVIDIA )?(?:GenAI-Perf|AIPerf)\b.*\bMetrics\b|^\s*LLM Metrics\s*$"
@@ -47,13 +48,20 @@ PIPE_ROW = r"^\s*\|.*\|\s*$|^\* confidence interval"
 # GuideLLM 0.2's text tables: no outer pipes (`Metadata |||| Requests Made ||| ...`, `Benchmark|
 # Start Time| ...`), `=` rules above and below. A terminal narrower than the table wraps each
 # row over several lines at its width and pads the last one with spaces (`255` + 77 spaces).
+# A result block rewritten as a markdown table by hand, one metric per row and one column per
+# run (`Request Throughput (req/sec): | 0.9765 | 0.9812`, under `-- | -- | --`); its first row
+# that names a Throughput or Latency (capitalised, as table labels are: server logs print
+# `throughput` in their stats lines, which must not wake this reader) with a number starts it.
+MD_RULE = r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)+\|?\s*$"
+MD_METRIC = (r"^\s*\|?\s*[A-Za-z][^|]*\b(?:Throughput|Latency|TTFT|TPOT|ITL)\b[^|]*\|"
+             r"\s*[-+]?\d[\d.,]*(?:[eE][-+]?\d+)?\s*(?:\||$)")
 TEXT_HEAD = r"^Metadata\s*\|+\s*(?:Requests Made|Request Stats)"
 TEXT_ROW = r"^={10,}\s*$|^[^|]*\|.*\||^\S{1,24} {20,}$"
 
-START = "|".join((BOX_TITLE, BOX_TOP, CSV_HEAD, PIPE_TITLE, PIPE_TOP, GUIDELLM_CSV, TEXT_HEAD))
+START = "|".join((BOX_TITLE, BOX_TOP, CSV_HEAD, PIPE_TITLE, PIPE_TOP, GUIDELLM_CSV, TEXT_HEAD, MD_METRIC))
 CONTINUATION = "|".join((BOX_ROW, CSV_ROW, PIPE_ROW, CSV_ANY_ROW, TEXT_ROW))
 NEEDLES = ("Metrics", "┏━", "Statistic ┃", "Metric ┃", "Run Info,", "Metric,", "Statistic,", "Info", "Statistics",
-           "Stats", "|=", "Metadata")
+           "Stats", "|=", "Metadata", "Throughput", "Latency", "TTFT", "TPOT", "ITL")
 
 # Tables of one report are at most this many lines apart (blank lines between them).
 GAP = 3
@@ -405,11 +413,40 @@ def guidellm_csv(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     return out
 
 
+RUN_VALUE = r"^[-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?\s*(?:[A-Za-z/]+)?$"  # `0.9765`, `16075.82 tok/s`; not `2.90x`
+
+
+def markdown_runs(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
+    """One result per value column of a hand-made markdown table of metric rows, each row read
+    by the words of its label as a summary block's rows are (parsers/summary_labels.py). A
+    column with a cell that is no plain value (`2.90x`, `+1.2%`: a comparison) is no run."""
+    body = [(no, _pipe_cells(t)) for no, t in lines if "|" in t and not regex.match(MD_RULE, t)]
+    if not body:
+        return []
+    width = max(len(cells) for _, cells in body)
+    labels = [regex.sub(r"\s+", " ", cells[0]).strip().rstrip(":").strip().lower() for _, cells in body]
+    runs = []
+    for j in range(1, width):
+        values = [cells[j].strip() if j < len(cells) else "" for _, cells in body]
+        if not all(regex.match(RUN_VALUE, v) for v in values if v):
+            continue
+        frame = pl.DataFrame({"label": labels, "value": values})
+        column, value = summary_labels.columns(pl.col("label"), pl.col("value"))
+        read = frame.select(column=column, value=value).filter(pl.col("column").is_in(list(BENCH)))
+        result: dict[str, object] = {"line_no": body[0][0]}
+        for name, number in read.iter_rows():
+            result.setdefault(name, float(number))
+        runs += [result] if len(result) > 1 else []
+    return runs
+
+
 def read_report(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     """The results of one report's tables (line number and text of each of their lines)."""
     first = next((t for _, t in lines if not regex.match(PIPE_TITLE, t)), "")
     if regex.match(GUIDELLM_CSV, first):
         return guidellm_csv(lines)
+    if regex.match(MD_METRIC, first):
+        return markdown_runs(lines)
     if first.lstrip().startswith("|"):
         return guidellm_rows(lines)
     if regex.match(r"^=+\s*$", first) or regex.match(TEXT_HEAD, first):

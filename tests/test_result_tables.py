@@ -145,3 +145,14 @@ def test_guidellm_rich_box_in_panels_with_a_wrapped_cell(ingest_one):
     assert (row["ttft_median"], row["ttft_p90"], row["ttft_p99"]) == (13039.3, 22588.4, 24736.2)  # p99 wrapped
     assert (row["e2e_median"], row["e2e_p99"]) == (20200.0, 31800.0)  # seconds
     assert (row["itl_median"], row["itl_p95"]) == (54.7, 68.1)
+
+
+def test_result_block_rewritten_as_a_markdown_table_of_two_runs(ingest_one):
+    """bench/42: trtllm-bench's PERFORMANCE OVERVIEW retyped as `label | main | branch` rows
+    under `-- | -- | --`: one result per value column, rows read by the words of their label."""
+    _, run = ingest_one(sample("bench", "42_"))
+    main, branch = rows(run)
+    assert (main["request_throughput"], branch["request_throughput"]) == (0.9765, 0.9812)
+    assert (main["output_throughput"], main["total_throughput"], main["e2e_mean"]) == (15999.06, 23998.59, 257805.8)
+    assert (branch["output_throughput"], branch["e2e_mean"]) == (16075.82, 256444.3)
+    assert main["line_no"] == branch["line_no"] == 38  # both columns of the same rows
