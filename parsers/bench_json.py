@@ -2,8 +2,9 @@
 JSON of sglang bench_one_batch, `vllm bench latency` and `vllm bench throughput`
 (docs/formats-sources.md#benchmark-clients), and AIPerf's aggregate
 `profile_export_aiperf.json` (AIPerf's inter-token latency is (latency - TTFT) / (tokens - 1),
-the TPOT of the other clients), and GuideLLM's `benchmarks.json` (0.3+: one result per
-benchmark, docs/benchmark-tables.md).
+the TPOT of the other clients) and per-request `profile_export.jsonl`, GuideLLM's
+`benchmarks.json` (0.3+: one result per benchmark) and the data its HTML report embeds,
+and results files pasted in part (docs/benchmark-tables.md).
 
 One JSON object is one result, one `bench` row whose line_no is the object's first line;
 per-request arrays, where the client saved them, become `bench_requests` rows. Keys are
@@ -426,9 +427,87 @@ def scalars(obj: dict) -> str:
     return json.dumps({k: v for k, v in obj.items() if not isinstance(v, (list, dict))})
 
 
+# GuideLLM's HTML report embeds its data as one JavaScript assignment; each run (benchmark)
+# is a flat record: rates over all requests and the p95 / p99 of each latency in ms.
+HTML_REPORT = "window.GUIDELLM_REPORT = "
+HTML_RUNS = {"request_rate": "request_throughput", "concurrency": "concurrency", "total_tps": "total_throughput",
+             "input_tps": "input_throughput", "output_tps": "output_throughput", "successful": "completed",
+             "errored": "failed", "configured_concurrency": "max_concurrency",
+             "configured_request_rate": "request_rate",
+             **{f"{key}_{p}_ms": f"{metric}_{p}" for key, metric in (("request_latency", "e2e"), ("ttft", "ttft"),
+                                                                      ("itl", "itl"), ("tpot", "tpot"))
+                for p in ("p95", "p99")}}
+
+
+def html_report(texts: list[str]) -> tuple[int, dict] | None:
+    """(index of its line, data) of the report a GuideLLM HTML file embeds, None if none."""
+    at = next((i for i, t in enumerate(texts) if HTML_REPORT in t), None)
+    if at is None:
+        return None
+    text = "\n".join(texts[at:])
+    try:
+        data, _ = json.JSONDecoder().raw_decode(text, text.index(HTML_REPORT) + len(HTML_REPORT))
+    except ValueError:
+        return None
+    return (at, data) if isinstance(data, dict) else None
+
+
+def html_rows(data: dict) -> list[dict]:
+    """One result per run of GuideLLM's HTML report (0.8)."""
+    model = (data.get("header") or {}).get("model")
+    rows = []
+    for run in data.get("runs") or []:
+        if not isinstance(run, dict):
+            continue
+        row: dict = {"tool": "guidellm", "model": model}
+        row.update({column: _typed(run.get(key), BENCH[column]) for key, column in HTML_RUNS.items()})
+        level = load_level(str(run.get("label") or run.get("strategy") or ""))
+        row.update({k: v for k, v in level.items() if row.get(k) is None})
+        rows.append(row)
+    return rows
+
+
+# AIPerf's profile_export.jsonl: one request per line, `{"metadata": {...}, "metrics": {name:
+# {"value": ..., "unit": ...}}}`, and `error` on a request that failed.
+AIPERF_REQUEST = {"input_sequence_length": "input_len", "output_sequence_length": "output_len",
+                  "time_to_first_token": "ttft_ms", "request_latency": "latency_ms", "inter_chunk_latency": "itl_ms"}
+
+
+def aiperf_request(obj: object) -> dict | None:
+    """The bench_requests columns of one line of AIPerf's per-request export, None for any
+    other object: latencies in ms whatever unit the record names, start in epoch seconds."""
+    if not (isinstance(obj, dict) and isinstance(obj.get("metrics"), dict) and isinstance(obj.get("metadata"), dict)
+            and "request_start_ns" in obj["metadata"]):
+        return None
+    row: dict = {"tool": "aiperf", "start_s": (_number(obj["metadata"]["request_start_ns"]) or 0) / 1e9 or None}
+    for key, column in AIPERF_REQUEST.items():
+        metric = obj["metrics"].get(key)
+        value = metric.get("value") if isinstance(metric, dict) else None
+        scale = TO_MS.get(metric.get("unit"), 1.0) if column.endswith("_ms") and isinstance(metric, dict) else 1.0
+        if isinstance(value, list):
+            row[column] = [v * scale for v in value if _number(v) is not None]
+        elif _number(value) is not None:
+            row[column] = value * scale
+    error = obj.get("error")
+    if error:
+        row["error"] = error if isinstance(error, str) else json.dumps(error)
+    return row
+
+
 def read(frame: pl.DataFrame, ctx: Context) -> Parsed:
-    results, requests, claimed = [], [], []
+    texts = frame["text"].to_list()
+    report = html_report(texts) if any(HTML_REPORT in t for t in texts[:SNIFF_LINES]) else None
+    if report is not None:  # the whole file is the report: its markup is how it shows the data
+        rows = [{**row, "line_no": int(frame["line_no"][report[0]]), "kind": "result_file",
+                 "raw": json.dumps({k: v for k, v in row.items() if v is not None})} for row in html_rows(report[1])]
+        return _parsed(frame, rows, [], frame["line_no"].to_list())
+    results, requests, claimed, records = [], [], [], []
     for line_no, lines, obj in _objects(frame):
+        record = aiperf_request(obj)
+        if record is not None:
+            records.append({**record, "line_no": line_no})
+            claimed += lines
+            continue
         tool = tool_of(obj) if isinstance(obj, dict) else None
         if tool is None:
             continue
@@ -440,18 +519,33 @@ def read(frame: pl.DataFrame, ctx: Context) -> Parsed:
         if per_request is not None:
             requests.append(per_request)
         claimed += lines
+    if records:
+        requests.append(pl.DataFrame(records, schema_overrides={**BENCH_REQUESTS, "line_no": pl.Int64}, strict=False,
+                                     infer_schema_length=None).with_columns(request=pl.int_range(pl.len(), dtype=pl.Int64)))
+    return _parsed(frame, results, requests, claimed, table="bench_requests" if records and not results else "bench")
+
+
+def _parsed(frame: pl.DataFrame, results: list[dict], requests: list[pl.DataFrame], claimed: list[int],
+            table: str = "bench") -> Parsed:
+    """The tables of a results file, its claimed lines counted in `table`."""
     tables = {}
     if results:
         schema = {c: t for c, t in BENCH.items() if c not in ("block",)}
         tables["bench"] = pl.DataFrame(results, schema_overrides=schema, strict=False, infer_schema_length=None)
     if requests:
         tables["bench_requests"] = pl.concat(requests, how="diagonal_relaxed")
-    return Parsed(tables=tables, lines={"bench": len(claimed)} if claimed else {},
+    return Parsed(tables=tables, lines={table: len(claimed)} if claimed else {},
                   claimed=frame["line_no"].is_in(claimed), claimed_lines=pl.Series(claimed, dtype=pl.Int64))
 
 
+SNIFF_LINES = 2000  # the lines of a file that detection sees (loganalyze/ingest.py SAMPLE_LINES)
+
+
 def sniff(head: str) -> float:
-    """A JSON object or list carrying at least two benchmark result keys."""
+    """A JSON object or list carrying at least two benchmark result keys, or GuideLLM's HTML
+    report (its embedded data)."""
+    if HTML_REPORT in head:
+        return 1.0
     lines = head.split("\n")
     at = next((i for i, line in enumerate(lines[:PROSE + 1]) if _opening(line) is not None), 0)
     opening = _opening(lines[at]) if lines else None
@@ -464,7 +558,8 @@ def sniff(head: str) -> float:
 FORMAT = FileFormat(
     name="bench-json",
     description="Benchmark results files: sglang bench_serving JSONL, vLLM bench serve --save-result JSON, "
-                "bench_one_batch / vllm bench latency / throughput JSON, AIPerf profile_export_aiperf.json",
+                "bench_one_batch / vllm bench latency / throughput JSON, AIPerf profile_export_aiperf.json and "
+                "profile_export.jsonl, GuideLLM benchmarks.json and its HTML report",
     sniff=sniff,
     read=read,
     releases="sglang 0.2 - 0.5.x, vLLM 0.5 - 0.33",

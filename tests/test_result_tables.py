@@ -156,3 +156,36 @@ def test_result_block_rewritten_as_a_markdown_table_of_two_runs(ingest_one):
     assert (main["output_throughput"], main["total_throughput"], main["e2e_mean"]) == (15999.06, 23998.59, 257805.8)
     assert (branch["output_throughput"], branch["e2e_mean"]) == (16075.82, 256444.3)
     assert main["line_no"] == branch["line_no"] == 38  # both columns of the same rows
+
+
+SHARED = ("label", "max_concurrency", "completed", "failed", "request_throughput", "concurrency", "input_throughput",
+          "output_throughput", "total_throughput", "ttft_p95", "ttft_p99", "e2e_p95", "e2e_p99", "itl_p95", "tpot_p99")
+
+
+def test_guidellm_html_report_gives_what_its_json_gives(ingest_one):
+    """Recorded GuideLLM 0.8.1 run: the HTML report's embedded data (one record per run, rates
+    and p95 / p99 latencies) reads to the same numbers as benchmarks.json, run by run."""
+    result, html = ingest_one(GUIDELLM / "benchmarks.html")
+    assert result.sources[0].format == "bench-json"  # by its content: `window.GUIDELLM_REPORT = {...}`
+    _, whole = ingest_one(GUIDELLM / "benchmarks.json", name="json")
+    from_html, from_json = rows(html), rows(whole)
+    assert [r["label"] for r in from_html] == ["concurrent@2", "concurrent@8"]
+    assert [r["line_no"] for r in from_html] == [982, 982]  # the script line that holds the data
+    for a, b in zip(from_html, sorted(from_json, key=lambda r: r["label"])):
+        assert {k: a[k] for k in SHARED} == pytest.approx({k: b[k] for k in SHARED})
+    assert (from_html[1]["completed"], from_html[1]["concurrency"]) == (17, pytest.approx(6.842840814590455))
+
+
+def test_aiperf_per_request_export(ingest_one):
+    """Recorded AIPerf 0.13 run: profile_export.jsonl, one request per line, into
+    bench_requests; its means are the aggregate export's."""
+    result, run = ingest_one(AIPERF / "artifacts" / "profile_export.jsonl")
+    assert result.sources[0].lines_by_table == {"bench_requests": 150}
+    requests = run.table("bench_requests").sort("request").collect()
+    first = requests.row(0, named=True)
+    assert (first["tool"], first["input_len"], first["output_len"]) == ("aiperf", 64, 304)
+    assert (first["ttft_ms"], first["latency_ms"]) == pytest.approx((973.049821, 973.049821))
+    assert first["start_s"] == pytest.approx(1796131987.0065986, abs=1e-6) and len(first["itl_ms"]) == 236  # chunk gaps
+    assert requests["ttft_ms"].mean() == pytest.approx(1436.1238150066665)  # profile_export_aiperf.json's avg
+    assert requests["latency_ms"].mean() == pytest.approx(1625.0051863666665)
+    assert requests["output_len"].sum() == 44930 and requests["error"].null_count() == 150
