@@ -325,7 +325,7 @@ KINDS = (
     ),
     LineKind(
         name="result_table", table="bench", needle=result_tables.NEEDLES, match=result_tables.START,
-        continuation=result_tables.CONTINUATION, handler=result_tables.tables,
+        continuation=result_tables.CONTINUATION, handler=result_tables.tables, orphan=result_tables.MD_HEAD,
         # The lines of one AIPerf table (fixtures/real/bench/10), read as one result.
         samples=(
             '                                           NVIDIA AIPerf | LLM Metrics',

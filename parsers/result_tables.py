@@ -54,7 +54,11 @@ PIPE_ROW = r"^\s*\|.*\|\s*$|^\* confidence interval"
 # `throughput` in their stats lines, which must not wake this reader) with a number starts it.
 MD_RULE = r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)+\|?\s*$"
 MD_METRIC = (r"^\s*\|?\s*[A-Za-z][^|]*\b(?:Throughput|Latency|TTFT|TPOT|ITL)\b[^|]*\|"
-             r"\s*[-+]?\d[\d.,]*(?:[eE][-+]?\d+)?\s*(?:\||$)")
+             r"\s*[-+]?\d[\d.,]*(?:[eE][-+]?\d+)?\s*[A-Za-z/]*\s*(?:\||$)")
+# Its header row, where it has one (`| Metric | main | branch |`), names the runs; a table whose
+# columns are statistics (`| Metric | avg | p50 | p99 |`) is no table of runs and is not read.
+MD_HEAD = r"^\s*\|?\s*(?:Metrics?|Statistics?)\s*\|[^|]*\S"
+STAT_NAME = r"(?i)^(?:avg|average|mean|median|mdn|min|max|std|stdev|p\d+(?:\.\d+)?)$"
 TEXT_HEAD = r"^Metadata\s*\|+\s*(?:Requests Made|Request Stats)"
 TEXT_ROW = r"^={10,}\s*$|^[^|]*\|.*\||^\S{1,24} {20,}$"
 
@@ -223,30 +227,40 @@ def _columns(header_rows: list[list[str]], width: int) -> list[str]:
 
 def unwrapped(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """GuideLLM 0.2's text table rows joined again where a terminal wrapped them at its
-    width: every row has as many `|` as the separator row (`---|---`), so a row goes on
-    while it has fewer, or with a line of no `|` (the tail of its last cell). Rows that a
-    wide terminal left whole pass through as they are."""
+    width: every row of a table (between two `=` rules) has as many `|` as its separator
+    row (`---|---`), so a row goes on while it has fewer, or with a line of no `|` (the tail
+    of its last cell). Rows that a wide terminal left whole pass through as they are."""
     kinds = [("rule" if regex.match(r"^=+\s*$", t) else "sep" if regex.match(r"^[-|\s]*-[-|\s]*$", t) else "row")
              for _, t in lines]
-    joined: list[tuple[int, str, str]] = []
+    pieces: list[tuple[int, str, str]] = []  # a wrapped rule or separator is one again
     for (no, text), kind in zip(lines, kinds):
-        last = joined[-1] if joined else None
-        if last and last[2] == kind and kind != "row":
-            joined[-1] = (last[0], last[1] + text, kind)
+        if pieces and pieces[-1][2] == kind != "row":
+            pieces[-1] = (pieces[-1][0], pieces[-1][1] + text, kind)
         else:
-            joined.append((no, text, kind))
-    seps = [t for _, t, k in joined if k == "sep"]
-    if not seps:
-        return lines
-    pipes = seps[0].count("|")
-    out: list[tuple[int, str, str]] = []
-    for no, text, kind in joined:
-        last = out[-1] if out else None
-        if last and kind == "row" == last[2] and (last[1].count("|") < pipes or "|" not in text):
-            out[-1] = (last[0], last[1] + text, kind)
+            pieces.append((no, text, kind))
+    out: list[tuple[int, str]] = []
+    table: list[tuple[int, str, str]] = []
+    for piece in [*pieces, (0, "", "rule")]:
+        if piece[2] != "rule":
+            table.append(piece)
+            continue
+        out += _rows_of(table)
+        out += [(piece[0], piece[1].rstrip())] if piece[1] else []
+        table = []
+    return out
+
+
+def _rows_of(table: list[tuple[int, str, str]]) -> list[tuple[int, str]]:
+    """The rows of one table's pieces, joined by the separator's count of `|`."""
+    pipes = next((t.count("|") for _, t, kind in table if kind == "sep"), None)
+    rows: list[tuple[int, str, str]] = []
+    for no, text, kind in table:
+        last = rows[-1] if rows else None
+        if pipes and last and kind == "row" == last[2] and (last[1].count("|") < pipes or "|" not in text):
+            rows[-1] = (last[0], last[1] + text, kind)
         else:
-            out.append((no, text, kind))
-    return [(no, text.rstrip()) for no, text, _ in out]
+            rows.append((no, text, kind))
+    return [(no, text.rstrip()) for no, text, _ in rows]
 
 
 def text_rows(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
@@ -416,11 +430,21 @@ def guidellm_csv(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
 RUN_VALUE = r"^[-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?\s*(?:[A-Za-z/]+)?$"  # `0.9765`, `16075.82 tok/s`; not `2.90x`
 
 
+def markdown_tables(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
+    """The runs of each markdown table of a report: a header row starts the next table."""
+    starts = [i for i, (_, t) in enumerate(lines) if i == 0 or regex.match(MD_HEAD, t)]
+    return [run for a, b in zip(starts, [*starts[1:], len(lines)]) for run in markdown_runs(lines[a:b])]
+
+
 def markdown_runs(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     """One result per value column of a hand-made markdown table of metric rows, each row read
-    by the words of its label as a summary block's rows are (parsers/summary_labels.py). A
-    column with a cell that is no plain value (`2.90x`, `+1.2%`: a comparison) is no run."""
-    body = [(no, _pipe_cells(t)) for no, t in lines if "|" in t and not regex.match(MD_RULE, t)]
+    by the words of its label as a summary block's rows are (parsers/summary_labels.py), each
+    named by its header cell where the table has a header. A column with a cell that is no
+    plain value (`2.90x`, `+1.2%`: a comparison) is no run."""
+    header = _pipe_cells(lines[0][1]) if regex.match(MD_HEAD, lines[0][1]) else None
+    if header and all(regex.match(STAT_NAME, c.strip()) for c in header[1:] if c.strip()):
+        return []
+    body = [(no, _pipe_cells(t)) for no, t in lines[1 if header else 0:] if "|" in t and not regex.match(MD_RULE, t)]
     if not body:
         return []
     width = max(len(cells) for _, cells in body)
@@ -436,6 +460,8 @@ def markdown_runs(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
         result: dict[str, object] = {"line_no": body[0][0]}
         for name, number in read.iter_rows():
             result.setdefault(name, float(number))
+        if len(result) > 1 and header and j < len(header) and header[j].strip():
+            result["label"] = header[j].strip()
         runs += [result] if len(result) > 1 else []
     return runs
 
@@ -445,8 +471,8 @@ def read_report(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     first = next((t for _, t in lines if not regex.match(PIPE_TITLE, t)), "")
     if regex.match(GUIDELLM_CSV, first):
         return guidellm_csv(lines)
-    if regex.match(MD_METRIC, first):
-        return markdown_runs(lines)
+    if regex.match(MD_METRIC, first) or regex.match(MD_HEAD, first):
+        return markdown_tables(lines)
     if first.lstrip().startswith("|"):
         return guidellm_rows(lines)
     if regex.match(r"^=+\s*$", first) or regex.match(TEXT_HEAD, first):
