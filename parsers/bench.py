@@ -41,6 +41,11 @@ BLOCK_ROW = r"^\s*[A-Za-z#][^:]*:(?:\s+\S.*)?\s*$|^-{3,}[^-].*[^-]-{3,}\s*$|^={5
 # OpenVINO) are recognised by their first row.
 SUMMARY = (r"^=+ ?Result for .*$|^=+ Summary =+\s*$|^= PERFORMANCE OVERVIEW\s*$"
            r"|^(?:Benchmark Results|Benchmarking summary)\s*:\s*$")
+# trtllm-bench prints `= SECTION` banners between `=` rules before its PERFORMANCE OVERVIEW
+# (backend, request details, world and runtime): a paste's first one heads a block of its
+# own, which the overview's block right below takes in (`_with_sections`), so the load it
+# offered and the runtime's batch cap are read with the performance rows.
+TRTLLM_SECTION = r"^= (?:PYTORCH BACKEND|ENGINE DETAILS|REQUEST DETAILS|WORLD \+ RUNTIME INFORMATION)\s*$"
 SUMMARY_ROW = r"^={20,}\s*$|^= [A-Z][A-Z0-9 +/-]*\s*$|^\[\w+\] \w+\s*:\s*\S|^-{10,}\s*$"
 UNBANNERED = r"^(?:Successful requests|Total time|concurrency|Load time):\s*\S"
 
@@ -221,9 +226,25 @@ def line_result(rows: pl.DataFrame, spec: tuple) -> pl.DataFrame:
     return out.with_columns(max_concurrency=pl.col("batch_size")) if "batch_size" in out.columns else out
 
 
+def _with_sections(rows: pl.DataFrame) -> pl.DataFrame:
+    """trtllm-bench's sections above its PERFORMANCE OVERVIEW, one block, joined to the
+    overview's block when that starts within a few lines of their end: one result, on the
+    line of the first section."""
+    rows = rows.sort("line_no")
+    head = pl.col("body").str.contains("(?m)" + TRTLLM_SECTION) & ~pl.col("body").str.contains(r"(?m)^= PERFORMANCE OVERVIEW")
+    near = (pl.col("line_no").shift(-1) - (pl.col("line_no") + pl.col("span"))).fill_null(99) <= 3
+    joins = head & near & pl.col("body").shift(-1).str.contains(r"^= PERFORMANCE OVERVIEW").fill_null(False)
+    taken = rows.with_columns(joins=joins, prev_joins=joins.shift(1).fill_null(False),
+                              prev_body=pl.col("body").shift(1), prev_line=pl.col("line_no").shift(1))
+    return taken.filter(~pl.col("joins")).with_columns(
+        body=pl.when("prev_joins").then(pl.col("prev_body") + "\n" + pl.col("body")).otherwise("body"),
+        line_no=pl.when("prev_joins").then("prev_line").otherwise("line_no"),
+    ).drop("joins", "prev_joins", "prev_body", "prev_line")
+
+
 def results(rows: pl.DataFrame) -> pl.DataFrame:
     """Handler of the one result kind: each group goes to the reader of its first line."""
-    rows = rows.with_columns(block=pl.col("body").str.split("\n"))
+    rows = _with_sections(rows).with_columns(block=pl.col("body").str.split("\n"))
     parts = []
     blocks = rows.filter(~pl.col("body").str.contains(ANY_LINE_RESULT))
     if blocks.height:
@@ -310,7 +331,8 @@ KINDS = (
         needle=("Serving Benchmark Result", "Prefill. latency:", "Avg latency:", "Throughput:", "Result for",
                 "Summary", "PERFORMANCE OVERVIEW", "Benchmark Results", "Benchmarking summary"),
         match="|".join((HEADER, ANY_LINE_RESULT, SUMMARY)),
-        continuation="|".join((BLOCK_ROW, r"^\d+% percentile latency: ", SUMMARY_ROW)), orphan=UNBANNERED,
+        continuation="|".join((BLOCK_ROW, r"^\d+% percentile latency: ", SUMMARY_ROW)),
+        orphan="|".join((UNBANNERED, TRTLLM_SECTION)),
         handler=results,
         samples=("============ Serving Benchmark Result ============",
                  Sample("Prefill. latency: 0.03161 s, throughput:   4049.31 token/s",
@@ -382,7 +404,7 @@ FORMAT = LogFormat(
     prefix=r"^(?P<msg>.*)$",
     kinds=KINDS,
     embeddable=True,
-    detect=(HEADER, SUMMARY, result_tables.GUIDELLM_CSV, r"^(?:Successful requests|Load time):\s*\S",
+    detect=(HEADER, SUMMARY, TRTLLM_SECTION, result_tables.GUIDELLM_CSV, r"^(?:Successful requests|Load time):\s*\S",
             r"^elapsed_time: [\d.]+s$", CMDLINE, r"^Prefill\. latency: .* token/s$", r"^Avg latency: [\d.]+ seconds$",
             r"^Throughput: [\d.]+ requests/s, ", r"^\s*┃\s*(?:Statistic|Metric)\s*┃", r"┃\s*Benchmark\s*┃", r"^(?:Metric|Statistic),avg,",
             r"^\s*(?:ℹ\s*)?(?:Run Summary Info|Request Latency Statistics|Server Throughput Statistics)",

@@ -40,6 +40,11 @@ TOTALS = (
     (r"^(?:total input tokens|number of prompt tokens)$", "input_tokens", None),
     (r"^(?:total (?:generated|output) tokens|number of completion tokens)$", "output_tokens", None),
     (r"^(?:number of concurrency|concurrency)$", "max_concurrency", None),
+    # trtllm-bench: the rate it offered (throughput mode sends all at once: `2.5078E+14`), the
+    # concurrency it achieved, the runtime's batch cap.
+    (r"^issue rate\b", "request_rate", None),
+    (r"^number of concurrent requests$", "concurrency", None),
+    (r"^max runtime batch size$", "server_cap", None),
 )
 UNIT = r"\((ms|s|sec|seconds|us|ns)\)|\[(ms|s)\]"
 VALUE_UNIT = r"^[-+\d.eE]+\s*(?:±\s*[\d.]+\s*)?(ms|s|sec|seconds|req\w*|tok\w*)\b"

@@ -318,6 +318,8 @@ def test_every_prompt_in_flight_at_once_is_a_flood(ingest_one):
     ("55_", {"completed": 100, "failed": 0, "request_throughput": 7.17, "output_throughput": 3624.51}),
     ("57_", {"ttft_mean": 20.88, "tpot_mean": 20.88}),  # OpenVINO's `mean ± std ms`
     ("50_", {"request_rate": 50.0, "request_throughput": 2.0004955480459414}),  # fw-ai: `Concurrency: QPS 50.0 constant`
+    ("41_", {"tool": "trtllm-bench", "line_no": 3, "request_rate": 1.1684e17, "server_cap": 1024,  # its sections,
+             "concurrency": 1018.8281, "request_throughput": 7.3411}),  # then the overview: one result
 ])
 def test_other_clients_summary_blocks_read_by_label_words(prefix, want, ingest_one):
     _, run = ingest_one(sample("bench", prefix))
