@@ -482,12 +482,28 @@ def case_aiperf() -> None:
                    "retokenized-mismatch warning is fair", tables={"bench_requests": 150})
 
 
+def case_aiperf_failing() -> None:
+    c = Case("aiperf-failing")
+    with server(c, "--max-model-len", "256", "--max-num-seqs", "8"):
+        cmd = [str(AIPERF_VENV / "bin" / "aiperf"), "profile", "--model", SERVED, "--url", URL,
+               "--endpoint-type", "chat", "--streaming", "--tokenizer", str(MODEL), "--concurrency", "4",
+               "--request-count", "60", "--prompt-input-tokens-mean", "200", "--prompt-input-tokens-stddev", "60",
+               "--prompt-output-tokens-mean", "32", "--extra-inputs", "ignore_eos:true",
+               "--output-artifact-dir", "artifacts", "--ui-type", "simple", "--no-auto-plot"]
+        client(c, cmd, "aiperf.txt", unset=("HF_HUB_OFFLINE",), timeout=LOAD_TIMEOUT)
+        scrape(c)
+    write_expected(c, ["bench-failures"], ["crash", "oom", "hang", "kv-pressure", "concurrency-cap"], "warning",
+                   "AIPerf prompts of 200 +- 60 tokens against --max-model-len 256: those longer than the limit "
+                   "get HTTP 400 (each one an `error` record in profile_export.jsonl), the rest are served; "
+                   "fix: shorter prompts or a larger --max-model-len", tables={"bench_requests": 60})
+
+
 CASES = {
     "capped": case_capped, "healthy": case_healthy, "kv-pressure": case_kv_pressure,
     "ngram-pays": case_ngram_pays, "ngram-no-drafts": case_ngram_no_drafts,
     "too-long-prompts": case_too_long_prompts, "sweep": case_sweep, "client-failed": case_client_failed,
     "unclean-shutdown": case_unclean_shutdown, "guidellm": case_guidellm,
-    "guidellm-client-bound": case_guidellm_client_bound, "aiperf": case_aiperf,
+    "guidellm-client-bound": case_guidellm_client_bound, "aiperf": case_aiperf, "aiperf-failing": case_aiperf_failing,
 }
 
 

@@ -189,3 +189,15 @@ def test_aiperf_per_request_export(ingest_one):
     assert requests["ttft_ms"].mean() == pytest.approx(1436.1238150066665)  # profile_export_aiperf.json's avg
     assert requests["latency_ms"].mean() == pytest.approx(1625.0051863666665)
     assert requests["output_len"].sum() == 44930 and requests["error"].null_count() == 150
+
+
+def test_aiperf_per_request_export_of_failed_requests(ingest_one):
+    """Recorded AIPerf run with prompts over --max-model-len 256: 15 of its 60 lines are
+    failed requests, each with the server's answer in `error` and no latency."""
+    _, run = ingest_one(AIPERF.parent / "aiperf-failing" / "artifacts" / "profile_export.jsonl")
+    requests = run.table("bench_requests").collect()
+    failed = requests.filter(requests["error"].is_not_null())
+    assert (requests.height, failed.height) == (60, 15)
+    assert failed["error"].str.contains('"code": 400').all()
+    assert failed["error"].str.contains("maximum context length is 256 tokens").all()
+    assert failed["ttft_ms"].null_count() == 15 and requests["ttft_ms"].null_count() == 15
