@@ -112,7 +112,8 @@ def _rows(rows: pl.DataFrame) -> pl.DataFrame:
         pl.when(known.is_null() & generic.is_not_null()).then(generic_value)
         .otherwise(pl.col("value").str.strip_suffix("%"))
     )
-    long = long.with_columns(norm=norm, column=column, value=value, failed=summary_labels.failed_of(norm, pl.col("value")),
+    long = long.with_columns(norm=norm, column=column, value=value,
+                             failed=summary_labels.failed_of(norm, pl.col("value")),
                              rate=summary_labels.rate_of(norm, pl.col("value")))
     implied = [long.filter(pl.col(c).is_not_null()).with_columns(column=pl.lit(name), value=pl.col(c))
                for c, name in (("failed", "failed"), ("rate", "request_rate"))]
@@ -231,9 +232,10 @@ def _with_sections(rows: pl.DataFrame) -> pl.DataFrame:
     overview's block when that starts within a few lines of their end: one result, on the
     line of the first section."""
     rows = rows.sort("line_no")
-    head = pl.col("body").str.contains("(?m)" + TRTLLM_SECTION) & ~pl.col("body").str.contains(r"(?m)^= PERFORMANCE OVERVIEW")
+    overview = r"(?m)^= PERFORMANCE OVERVIEW"
+    head = pl.col("body").str.contains("(?m)" + TRTLLM_SECTION) & ~pl.col("body").str.contains(overview)
     near = (pl.col("line_no").shift(-1) - (pl.col("line_no") + pl.col("span"))).fill_null(99) <= 3
-    joins = head & near & pl.col("body").shift(-1).str.contains(r"^= PERFORMANCE OVERVIEW").fill_null(False)
+    joins = head & near & pl.col("body").shift(-1).str.contains(overview).fill_null(False)
     taken = rows.with_columns(joins=joins, prev_joins=joins.shift(1).fill_null(False),
                               prev_body=pl.col("body").shift(1), prev_line=pl.col("line_no").shift(1))
     return taken.filter(~pl.col("joins")).with_columns(
@@ -406,7 +408,8 @@ FORMAT = LogFormat(
     embeddable=True,
     detect=(HEADER, SUMMARY, TRTLLM_SECTION, result_tables.GUIDELLM_CSV, r"^(?:Successful requests|Load time):\s*\S",
             r"^elapsed_time: [\d.]+s$", CMDLINE, r"^Prefill\. latency: .* token/s$", r"^Avg latency: [\d.]+ seconds$",
-            r"^Throughput: [\d.]+ requests/s, ", r"^\s*┃\s*(?:Statistic|Metric)\s*┃", r"┃\s*Benchmark\s*┃", r"^(?:Metric|Statistic),avg,",
+            r"^Throughput: [\d.]+ requests/s, ", r"^\s*┃\s*(?:Statistic|Metric)\s*┃", r"┃\s*Benchmark\s*┃",
+            r"^(?:Metric|Statistic),avg,",
             r"^\s*(?:ℹ\s*)?(?:Run Summary Info|Request Latency Statistics|Server Throughput Statistics)",
             result_tables.TEXT_HEAD, result_tables.MD_METRIC, r"^\s*Benchmark\s*\|\s*(?:Start Time|Per Second)\s*\|"),
     versions=(

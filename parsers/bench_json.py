@@ -17,6 +17,8 @@ or a few lines of prose, and maybe cut short (`pasted`).
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import math
 import re
@@ -326,55 +328,80 @@ def pasted(lines: list[str]) -> list[tuple[int, int, object]]:
     its value, in order.
 
     A document opens on a line of its own (`{`, `[`), at the end of a line of prose or log
-    (`... - evalscope - INFO - {`), or with a member of an object whose opening brace was
-    left out (`"errorRate": 0.0,`: a fragment copied from a results file). It ends where
-    its brackets close, and may be cut short (the post, or the stored copy, ended inside
-    it; a fence closes it too): then it is cut back line by line until what is left parses
-    once its open brackets are closed."""
+    (`... - evalscope - INFO - {`), or, after a line that is no JSON, with a member of an
+    object whose opening brace was left out (`"errorRate": 0.0,`: a fragment copied from a
+    results file). It ends where its brackets close, and may be cut short (the post, or the
+    stored copy, ended inside it; a fence closes it too): then it is cut back line by line
+    until what is left parses once its open brackets are closed. The file's text is joined
+    once and each document decoded where it stands, so a long file costs one pass."""
+    paste = Paste(lines)
     out, i = [], 0
     while i < len(lines):
-        opening = _opening(lines[i])
-        found = _document(lines, i, opening) if opening is not None else None
-        if found is None:
+        opening = _opening(lines[i], i == 0 or not JSONISH.match(lines[i - 1]))
+        if opening is None:
             i += 1
             continue
-        out.append((i, found[0], found[1]))
-        i = found[0] + 1
+        last, value = paste.document(i, opening)
+        if value is not None:
+            out.append((i, last, value))
+        i = last + 1 if value is not None else max(last, i + 1)
     return out
 
 
-def _opening(line: str) -> str | None:
-    """The text a JSON document starts with on this line, None where none starts."""
+MEMBER = re.compile(r'^"[^"]+"\s*:\s*\S')
+JSONISH = re.compile(r'^\s*(?:"|[{}\[\],]|-?\d|true\b|false\b|null\b)')  # a line inside a JSON document
+
+
+def _opening(line: str, after_prose: bool) -> str | None:
+    """How a JSON document opens on this line (`{`, `[`, or `{` before a member that
+    follows a line of prose), None where none does."""
     text = line.strip()
     if text in ("{", "["):
         return text
     if MEMBER.match(text):
-        return "{" + text
+        return "{" if after_prose else None
     if text.endswith("{") and not text.startswith("}"):
         return "{"
     return None
 
 
-MEMBER = re.compile(r'^"[^"]+"\s*:\s*\S')
+class Paste:
+    """A pasted text joined once, with where each line and each fence starts."""
 
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+        self.text = "\n".join(lines)
+        self.starts = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
+        self.fences = [i for i, line in enumerate(lines) if line.strip().startswith("```")]
 
-def _document(lines: list[str], start: int, opening: str) -> tuple[int, object] | None:
-    """(index of its last line, value) of the document opening on line `start`."""
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].strip().startswith("```")), len(lines))
-    body = [opening, *lines[start + 1:end]]
-    text = "\n".join(body)
-    try:
-        value, at = json.JSONDecoder().raw_decode(text)
-        return start + text.count("\n", 0, at), _no_surrogates(value)
-    except ValueError:
-        pass
-    for last in range(len(body) - 1, max(0, len(body) - CUT_SEARCH) - 1, -1):
-        cut = "\n".join(body[:last + 1]).rstrip().rstrip(",")
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset) - 1
+
+    def document(self, start: int, opening: str) -> tuple[int, object | None]:
+        """(index of its last line, value) of the document opening on line `start`; where no
+        prefix of it parses, (index of the line it breaks on, None): no document of its
+        own starts on its lines before that one, so the search goes on from there."""
+        after = bisect.bisect_right(self.fences, start)
+        end = self.fences[after] if after < len(self.fences) else len(self.lines)
+        line = self.lines[start]
+        if MEMBER.match(line.strip()):  # a fragment: decoded with the brace it left out
+            text, at, shift = "{" + self.text[self.starts[start]:self.starts[end]], 0, self.starts[start] - 1
+        else:
+            text, at, shift = self.text, self.starts[start] + len(line.rstrip()) - 1, 0
         try:
-            return start + last, _loads(cut + _closers(cut))
-        except ValueError:
-            continue
-    return None
+            value, stop = json.JSONDecoder().raw_decode(text, at)
+            if self.line_of(stop - 1 + shift) < end:
+                return self.line_of(stop - 1 + shift), _no_surrogates(value)
+            broken = end - 1
+        except json.JSONDecodeError as e:
+            broken = min(self.line_of(e.pos + shift), end - 1)  # the line it was cut on, or interrupted by
+        for last in range(broken, max(start, broken - CUT_SEARCH) - 1, -1):
+            cut = text[at:self.starts[last + 1] - shift].rstrip().rstrip(",")
+            try:
+                return last, _loads(cut + _closers(cut))
+            except ValueError:
+                continue
+        return broken, None
 
 
 PROSE = 5  # lines of fence or prose the first pasted document may follow
@@ -520,8 +547,9 @@ def read(frame: pl.DataFrame, ctx: Context) -> Parsed:
             requests.append(per_request)
         claimed += lines
     if records:
-        requests.append(pl.DataFrame(records, schema_overrides={**BENCH_REQUESTS, "line_no": pl.Int64}, strict=False,
-                                     infer_schema_length=None).with_columns(request=pl.int_range(pl.len(), dtype=pl.Int64)))
+        frame_of = pl.DataFrame(records, schema_overrides={**BENCH_REQUESTS, "line_no": pl.Int64}, strict=False,
+                                infer_schema_length=None)
+        requests.append(frame_of.with_columns(request=pl.int_range(pl.len(), dtype=pl.Int64)))
     return _parsed(frame, results, requests, claimed, table="bench_requests" if records and not results else "bench")
 
 
@@ -547,8 +575,8 @@ def sniff(head: str) -> float:
     if HTML_REPORT in head:
         return 1.0
     lines = head.split("\n")
-    at = next((i for i, line in enumerate(lines[:PROSE + 1]) if _opening(line) is not None), 0)
-    opening = _opening(lines[at]) if lines else None
+    at = next((i for i, line in enumerate(lines[:PROSE + 1]) if _opening(line, True) is not None), 0)
+    opening = _opening(lines[at], True) if lines else None
     if not re.match(r"\s*(?:\{|\[\s*\{)", "\n".join([opening or lines[0], *lines[at + 1:]])):
         return 0.0  # an object, or a list of them; not `[0] `
     found = sum(1 for m in MARKS if m in head)
