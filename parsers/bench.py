@@ -41,6 +41,11 @@ BLOCK_ROW = r"^\s*[A-Za-z#][^:]*:(?:\s+\S.*)?\s*$|^-{3,}[^-].*[^-]-{3,}\s*$|^={5
 # OpenVINO) are recognised by their first row.
 SUMMARY = (r"^=+ ?Result for .*$|^=+ Summary =+\s*$|^= PERFORMANCE OVERVIEW\s*$"
            r"|^(?:Benchmark Results|Benchmarking summary)\s*:\s*$")
+# trtllm-bench prints `= SECTION` banners between `=` rules before its PERFORMANCE OVERVIEW
+# (backend, request details, world and runtime): a paste's first one heads a block of its
+# own, which the overview's block right below takes in (`_with_sections`), so the load it
+# offered and the runtime's batch cap are read with the performance rows.
+TRTLLM_SECTION = r"^= (?:PYTORCH BACKEND|ENGINE DETAILS|REQUEST DETAILS|WORLD \+ RUNTIME INFORMATION)\s*$"
 SUMMARY_ROW = r"^={20,}\s*$|^= [A-Z][A-Z0-9 +/-]*\s*$|^\[\w+\] \w+\s*:\s*\S|^-{10,}\s*$"
 UNBANNERED = r"^(?:Successful requests|Total time|concurrency|Load time):\s*\S"
 
@@ -94,7 +99,8 @@ def _rows(rows: pl.DataFrame) -> pl.DataFrame:
         .unnest("row")
         .filter(pl.col("label").is_not_null())
     )
-    norm = pl.col("label").str.to_lowercase().str.replace_all(r"\s+", " ").str.replace("reqeuest", "request")
+    norm = (pl.col("label").str.to_lowercase().str.replace_all(r"\s+", " ").str.strip_chars()
+            .str.replace("reqeuest", "request"))
     latency = norm.str.extract_groups(LATENCY_ROW)
     metric = latency.struct.field("2").replace({"e2el": "e2e", "e2e latency": "e2e"})
     stat = latency.struct.field("1").replace({"p50": "median"})
@@ -106,9 +112,12 @@ def _rows(rows: pl.DataFrame) -> pl.DataFrame:
         pl.when(known.is_null() & generic.is_not_null()).then(generic_value)
         .otherwise(pl.col("value").str.strip_suffix("%"))
     )
-    long = long.with_columns(norm=norm, column=column, value=value, failed=summary_labels.failed_of(norm, pl.col("value")))
-    failed = long.filter(pl.col("failed").is_not_null()).with_columns(column=pl.lit("failed"), value=pl.col("failed"))
-    return pl.concat([long, failed]).drop("failed")
+    long = long.with_columns(norm=norm, column=column, value=value,
+                             failed=summary_labels.failed_of(norm, pl.col("value")),
+                             rate=summary_labels.rate_of(norm, pl.col("value")))
+    implied = [long.filter(pl.col(c).is_not_null()).with_columns(column=pl.lit(name), value=pl.col(c))
+               for c, name in (("failed", "failed"), ("rate", "request_rate"))]
+    return pl.concat([long, *implied]).drop("failed", "rate")
 
 
 def _positions(long: pl.DataFrame) -> pl.DataFrame:
@@ -218,9 +227,26 @@ def line_result(rows: pl.DataFrame, spec: tuple) -> pl.DataFrame:
     return out.with_columns(max_concurrency=pl.col("batch_size")) if "batch_size" in out.columns else out
 
 
+def _with_sections(rows: pl.DataFrame) -> pl.DataFrame:
+    """trtllm-bench's sections above its PERFORMANCE OVERVIEW, one block, joined to the
+    overview's block when that starts within a few lines of their end: one result, on the
+    line of the first section."""
+    rows = rows.sort("line_no")
+    overview = r"(?m)^= PERFORMANCE OVERVIEW"
+    head = pl.col("body").str.contains("(?m)" + TRTLLM_SECTION) & ~pl.col("body").str.contains(overview)
+    near = (pl.col("line_no").shift(-1) - (pl.col("line_no") + pl.col("span"))).fill_null(99) <= 3
+    joins = head & near & pl.col("body").shift(-1).str.contains(overview).fill_null(False)
+    taken = rows.with_columns(joins=joins, prev_joins=joins.shift(1).fill_null(False),
+                              prev_body=pl.col("body").shift(1), prev_line=pl.col("line_no").shift(1))
+    return taken.filter(~pl.col("joins")).with_columns(
+        body=pl.when("prev_joins").then(pl.col("prev_body") + "\n" + pl.col("body")).otherwise("body"),
+        line_no=pl.when("prev_joins").then("prev_line").otherwise("line_no"),
+    ).drop("joins", "prev_joins", "prev_body", "prev_line")
+
+
 def results(rows: pl.DataFrame) -> pl.DataFrame:
     """Handler of the one result kind: each group goes to the reader of its first line."""
-    rows = rows.with_columns(block=pl.col("body").str.split("\n"))
+    rows = _with_sections(rows).with_columns(block=pl.col("body").str.split("\n"))
     parts = []
     blocks = rows.filter(~pl.col("body").str.contains(ANY_LINE_RESULT))
     if blocks.height:
@@ -307,7 +333,8 @@ KINDS = (
         needle=("Serving Benchmark Result", "Prefill. latency:", "Avg latency:", "Throughput:", "Result for",
                 "Summary", "PERFORMANCE OVERVIEW", "Benchmark Results", "Benchmarking summary"),
         match="|".join((HEADER, ANY_LINE_RESULT, SUMMARY)),
-        continuation="|".join((BLOCK_ROW, r"^\d+% percentile latency: ", SUMMARY_ROW)), orphan=UNBANNERED,
+        continuation="|".join((BLOCK_ROW, r"^\d+% percentile latency: ", SUMMARY_ROW)),
+        orphan="|".join((UNBANNERED, TRTLLM_SECTION)),
         handler=results,
         samples=("============ Serving Benchmark Result ============",
                  Sample("Prefill. latency: 0.03161 s, throughput:   4049.31 token/s",
@@ -322,7 +349,7 @@ KINDS = (
     ),
     LineKind(
         name="result_table", table="bench", needle=result_tables.NEEDLES, match=result_tables.START,
-        continuation=result_tables.CONTINUATION, handler=result_tables.tables,
+        continuation=result_tables.CONTINUATION, handler=result_tables.tables, orphan=result_tables.MD_HEAD,
         # The lines of one AIPerf table (fixtures/real/bench/10), read as one result.
         samples=(
             '                                           NVIDIA AIPerf | LLM Metrics',
@@ -379,10 +406,12 @@ FORMAT = LogFormat(
     prefix=r"^(?P<msg>.*)$",
     kinds=KINDS,
     embeddable=True,
-    detect=(HEADER, SUMMARY, result_tables.GUIDELLM_CSV, r"^(?:Successful requests|Load time):\s*\S",
+    detect=(HEADER, SUMMARY, TRTLLM_SECTION, result_tables.GUIDELLM_CSV, r"^(?:Successful requests|Load time):\s*\S",
             r"^elapsed_time: [\d.]+s$", CMDLINE, r"^Prefill\. latency: .* token/s$", r"^Avg latency: [\d.]+ seconds$",
-            r"^Throughput: [\d.]+ requests/s, ", r"^\s*┃\s*(?:Statistic|Metric)\s*┃", r"^(?:Metric|Statistic),avg,",
-            r"^\s*(?:ℹ\s*)?(?:Run Summary Info|Request Latency Statistics|Server Throughput Statistics)"),
+            r"^Throughput: [\d.]+ requests/s, ", r"^\s*┃\s*(?:Statistic|Metric)\s*┃", r"┃\s*Benchmark\s*┃",
+            r"^(?:Metric|Statistic),avg,",
+            r"^\s*(?:ℹ\s*)?(?:Run Summary Info|Request Latency Statistics|Server Throughput Statistics)",
+            result_tables.TEXT_HEAD, result_tables.MD_METRIC, r"^\s*Benchmark\s*\|\s*(?:Start Time|Per Second)\s*\|"),
     versions=(
         (r"^Max reqeuest concurrency:", "sglang 0.4.0-0.4.6"),
         (r"^Total input vision tokens:", "sglang 0.5.4+"),

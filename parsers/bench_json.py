@@ -2,8 +2,9 @@
 JSON of sglang bench_one_batch, `vllm bench latency` and `vllm bench throughput`
 (docs/formats-sources.md#benchmark-clients), and AIPerf's aggregate
 `profile_export_aiperf.json` (AIPerf's inter-token latency is (latency - TTFT) / (tokens - 1),
-the TPOT of the other clients), and GuideLLM's `benchmarks.json` (0.3+: one result per
-benchmark, docs/benchmark-tables.md).
+the TPOT of the other clients) and per-request `profile_export.jsonl`, GuideLLM's
+`benchmarks.json` (0.3+: one result per benchmark) and the data its HTML report embeds,
+and results files pasted in part (docs/benchmark-tables.md).
 
 One JSON object is one result, one `bench` row whose line_no is the object's first line;
 per-request arrays, where the client saved them, become `bench_requests` rows. Keys are
@@ -16,6 +17,8 @@ or a few lines of prose, and maybe cut short (`pasted`).
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import math
 import re
@@ -23,6 +26,7 @@ from datetime import datetime
 
 import polars as pl
 
+from parsers import summary_labels
 from parsers.bench_tables import BENCH, BENCH_REQUESTS, TO_MS
 from parsers.result_tables import load_level
 from parsers.engine import Context, Parsed
@@ -60,7 +64,8 @@ METRIC = {"e2el": "e2e", "e2e_latency": "e2e"}
 
 # The keys that tell which client wrote an object; the first tool whose mark is present wins.
 TOOLS = (
-    ("guidellm", ("benchmarks",)),
+    # GuideLLM's report, or one benchmark's `metrics` pasted on their own.
+    ("guidellm", ("benchmarks", "time_to_first_token_ms", "request_totals")),
     ("aiperf", ("input_config", "error_summary")),
     # GenAI-Perf's export has AIPerf's shape (`{"time_to_first_token": {"unit": "ms", "avg": ...}}`):
     # either, pasted without AIPerf's config block, reads the same way.
@@ -71,10 +76,14 @@ TOOLS = (
     ("sglang.bench_serving", ("total_output_tokens_retokenized", "total_output_retokenized", "server_info",
                               "sharegpt_output_len", "accept_length")),
     ("vllm.bench_serve", ("completed",)),
+    # Clients whose keys are printed labels, read by their words (parsers/summary_labels.py).
+    ("evalscope", ("Succeed requests", "Time taken for tests (s)")),
+    ("awscurl", ("totalTimeMills", "timeToFirstByte", "failedRequests")),
 )
-MARKS = tuple(f'"{k}"' for _, keys in TOOLS for k in keys) + ('"guidellm_version"',
-                                                             '"median_ttft_ms"', '"output_throughput"', '"duration"',
-                                                             '"time_to_first_token"', '"request_throughput"')
+LABELLED = ("evalscope", "awscurl")
+MARKS = tuple(f'"{k}"' for _, keys in TOOLS for k in keys) + (
+    '"guidellm_version"', '"median_ttft_ms"', '"output_throughput"', '"duration"', '"time_to_first_token"',
+    '"request_throughput"', '"total_sum"', '"Failed requests"', '"Average QPS"', '"errorRate"', '"tokenThroughput"')
 ARRAYS = {"input_lens": "input_len", "output_lens": "output_len", "errors": "error"}
 
 
@@ -148,7 +157,10 @@ GUIDELLM_RATES = {"requests_per_second": "request_throughput", "request_concurre
 
 
 def guidellm_rows(obj: dict) -> list[dict]:
-    """One result per benchmark (load level) of a GuideLLM report (0.3+ `benchmarks.json`)."""
+    """One result per benchmark (load level) of a GuideLLM report (0.3+ `benchmarks.json`);
+    one for a benchmark's metrics pasted without the report around them."""
+    if "benchmarks" not in obj:
+        return [_guidellm_row({"metrics": obj})]
     return [_guidellm_row(b) for b in obj.get("benchmarks") or [] if isinstance(b, dict)]
 
 
@@ -175,10 +187,33 @@ def _guidellm_row(bench: dict) -> dict:
     return row
 
 
+def labelled_row(obj: dict, tool: str) -> dict:
+    """A result whose keys are printed labels (evalscope's `Average time to first token (s)`,
+    awscurl's camelCase `failedRequests`), read by their words as other clients' summary rows
+    are: a latency only where its key names its unit. Scalars not read go to `extra`."""
+    pairs = [(re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", k).lower(), k, str(v)) for k, v in obj.items()
+             if _number(v) is not None]
+    frame = pl.DataFrame(pairs, schema={"label": pl.String, "key": pl.String, "value": pl.String}, orient="row")
+    column, value = summary_labels.columns(pl.col("label"), pl.col("value"))
+    failed = summary_labels.failed_of(pl.col("label"), pl.col("value"))
+    read = frame.with_columns(column=column, number=value, failed=failed)
+    row: dict = {"tool": tool, "extra": []}
+    for key, printed, name, number, fails in read.select("key", "value", "column", "number", "failed").iter_rows():
+        if name in BENCH:
+            row.setdefault(name, _typed(float(number), BENCH[name]))
+        else:
+            row["extra"].append({"key": key, "value": printed})
+        if fails is not None:
+            row.setdefault("failed", int(fails))
+    return row
+
+
 def result_row(obj: dict, tool: str) -> dict:
     """The bench columns of one result object; unknown scalar keys go to `extra`."""
     if tool in ("aiperf", "genai-perf"):
         return {**aiperf_row(obj), "tool": tool}
+    if tool in LABELLED:
+        return labelled_row(obj, tool)
     row: dict = {"tool": tool, "extra": []}
     for key, value in obj.items():
         column = KEYS.get(key) or _latency_column(key)
@@ -288,26 +323,88 @@ def request_rows(obj: dict, tool: str, line_no: int) -> pl.DataFrame | None:
     )
 
 
-def pasted(lines: list[str]) -> tuple[int, int, object] | None:
-    """A JSON document pasted into a ticket: (first, last) index of its lines and the value.
+def pasted(lines: list[str]) -> list[tuple[int, int, object]]:
+    """The JSON documents pasted into a ticket: (first, last) index of each one's lines and
+    its value, in order.
 
-    It may follow a fence or a few lines of prose, end at a closing fence, and be cut short
-    (the post, or the stored copy, ended inside it): it is cut back line by line until what
-    is left parses once its open brackets are closed. None when no such prefix parses."""
-    start = next((i for i, line in enumerate(lines[:PROSE + 1]) if line.strip() in ("{", "[")), None)
-    if start is None:
-        return None
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].strip().startswith("```")), len(lines))
-    for last in range(end - 1, max(start, end - CUT_SEARCH) - 1, -1):
-        text = "\n".join(lines[start:last + 1]).rstrip().rstrip(",")
-        try:
-            return start, last, _loads(text + _closers(text))
-        except ValueError:
+    A document opens on a line of its own (`{`, `[`), at the end of a line of prose or log
+    (`... - evalscope - INFO - {`), or, after a line that is no JSON, with a member of an
+    object whose opening brace was left out (`"errorRate": 0.0,`: a fragment copied from a
+    results file). It ends where its brackets close, and may be cut short (the post, or the
+    stored copy, ended inside it; a fence closes it too): then it is cut back line by line
+    until what is left parses once its open brackets are closed. The file's text is joined
+    once and each document decoded where it stands, so a long file costs one pass."""
+    paste = Paste(lines)
+    out, i = [], 0
+    while i < len(lines):
+        opening = _opening(lines[i], i == 0 or not JSONISH.match(lines[i - 1]))
+        if opening is None:
+            i += 1
             continue
+        last, value = paste.document(i, opening)
+        if value is not None:
+            out.append((i, last, value))
+        i = last + 1 if value is not None else max(last, i + 1)
+    return out
+
+
+MEMBER = re.compile(r'^"[^"]+"\s*:\s*\S')
+JSONISH = re.compile(r'^\s*(?:"|[{}\[\],]|-?\d|true\b|false\b|null\b)')  # a line inside a JSON document
+
+
+def _opening(line: str, after_prose: bool) -> str | None:
+    """How a JSON document opens on this line (`{`, `[`, or `{` before a member that
+    follows a line of prose), None where none does."""
+    text = line.strip()
+    if text in ("{", "["):
+        return text
+    if MEMBER.match(text):
+        return "{" if after_prose else None
+    if text.endswith("{") and not text.startswith("}"):
+        return "{"
     return None
 
 
-PROSE = 5  # lines of fence or prose a pasted document may follow
+class Paste:
+    """A pasted text joined once, with where each line and each fence starts."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+        self.text = "\n".join(lines)
+        self.starts = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
+        self.fences = [i for i, line in enumerate(lines) if line.strip().startswith("```")]
+
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset) - 1
+
+    def document(self, start: int, opening: str) -> tuple[int, object | None]:
+        """(index of its last line, value) of the document opening on line `start`; where no
+        prefix of it parses, (index of the line it breaks on, None): no document of its
+        own starts on its lines before that one, so the search goes on from there."""
+        after = bisect.bisect_right(self.fences, start)
+        end = self.fences[after] if after < len(self.fences) else len(self.lines)
+        line = self.lines[start]
+        if MEMBER.match(line.strip()):  # a fragment: decoded with the brace it left out
+            text, at, shift = "{" + self.text[self.starts[start]:self.starts[end]], 0, self.starts[start] - 1
+        else:
+            text, at, shift = self.text, self.starts[start] + len(line.rstrip()) - 1, 0
+        try:
+            value, stop = json.JSONDecoder().raw_decode(text, at)
+            if self.line_of(stop - 1 + shift) < end:
+                return self.line_of(stop - 1 + shift), _no_surrogates(value)
+            broken = end - 1
+        except json.JSONDecodeError as e:
+            broken = min(self.line_of(e.pos + shift), end - 1)  # the line it was cut on, or interrupted by
+        for last in range(broken, max(start, broken - CUT_SEARCH) - 1, -1):
+            cut = text[at:self.starts[last + 1] - shift].rstrip().rstrip(",")
+            try:
+                return last, _loads(cut + _closers(cut))
+            except ValueError:
+                continue
+        return broken, None
+
+
+PROSE = 5  # lines of fence or prose the first pasted document may follow
 CUT_SEARCH = 40  # lines back from a cut to find a prefix that closes
 
 
@@ -337,14 +434,11 @@ def _objects(frame: pl.DataFrame) -> list[tuple[int, list[int], object]]:
     if not lines_mode:
         numbers = frame["line_no"].to_list()
         try:
-            doc, span = _loads("\n".join(frame["text"].to_list())), numbers
+            docs = [(numbers, _loads("\n".join(frame["text"].to_list())))]
         except ValueError:
-            found = pasted(frame["text"].to_list())
-            if found is None:
-                return []
-            doc, span = found[2], numbers[found[0]:found[1] + 1]
-        values = doc if isinstance(doc, list) else [doc]
-        return [(int(span[0]), span if i == 0 else [], v) for i, v in enumerate(values)]
+            docs = [(numbers[first:last + 1], doc) for first, last, doc in pasted(frame["text"].to_list())]
+        return [(int(span[0]), span if i == 0 else [], v) for span, doc in docs
+                for i, v in enumerate(doc if isinstance(doc, list) else [doc])]
     out = []
     for line_no, text in frame.select("line_no", "text").iter_rows():
         try:
@@ -360,9 +454,87 @@ def scalars(obj: dict) -> str:
     return json.dumps({k: v for k, v in obj.items() if not isinstance(v, (list, dict))})
 
 
+# GuideLLM's HTML report embeds its data as one JavaScript assignment; each run (benchmark)
+# is a flat record: rates over all requests and the p95 / p99 of each latency in ms.
+HTML_REPORT = "window.GUIDELLM_REPORT = "
+HTML_RUNS = {"request_rate": "request_throughput", "concurrency": "concurrency", "total_tps": "total_throughput",
+             "input_tps": "input_throughput", "output_tps": "output_throughput", "successful": "completed",
+             "errored": "failed", "configured_concurrency": "max_concurrency",
+             "configured_request_rate": "request_rate",
+             **{f"{key}_{p}_ms": f"{metric}_{p}" for key, metric in (("request_latency", "e2e"), ("ttft", "ttft"),
+                                                                      ("itl", "itl"), ("tpot", "tpot"))
+                for p in ("p95", "p99")}}
+
+
+def html_report(texts: list[str]) -> tuple[int, dict] | None:
+    """(index of its line, data) of the report a GuideLLM HTML file embeds, None if none."""
+    at = next((i for i, t in enumerate(texts) if HTML_REPORT in t), None)
+    if at is None:
+        return None
+    text = "\n".join(texts[at:])
+    try:
+        data, _ = json.JSONDecoder().raw_decode(text, text.index(HTML_REPORT) + len(HTML_REPORT))
+    except ValueError:
+        return None
+    return (at, data) if isinstance(data, dict) else None
+
+
+def html_rows(data: dict) -> list[dict]:
+    """One result per run of GuideLLM's HTML report (0.8)."""
+    model = (data.get("header") or {}).get("model")
+    rows = []
+    for run in data.get("runs") or []:
+        if not isinstance(run, dict):
+            continue
+        row: dict = {"tool": "guidellm", "model": model}
+        row.update({column: _typed(run.get(key), BENCH[column]) for key, column in HTML_RUNS.items()})
+        level = load_level(str(run.get("label") or run.get("strategy") or ""))
+        row.update({k: v for k, v in level.items() if row.get(k) is None})
+        rows.append(row)
+    return rows
+
+
+# AIPerf's profile_export.jsonl: one request per line, `{"metadata": {...}, "metrics": {name:
+# {"value": ..., "unit": ...}}}`, and `error` on a request that failed.
+AIPERF_REQUEST = {"input_sequence_length": "input_len", "output_sequence_length": "output_len",
+                  "time_to_first_token": "ttft_ms", "request_latency": "latency_ms", "inter_chunk_latency": "itl_ms"}
+
+
+def aiperf_request(obj: object) -> dict | None:
+    """The bench_requests columns of one line of AIPerf's per-request export, None for any
+    other object: latencies in ms whatever unit the record names, start in epoch seconds."""
+    if not (isinstance(obj, dict) and isinstance(obj.get("metrics"), dict) and isinstance(obj.get("metadata"), dict)
+            and "request_start_ns" in obj["metadata"]):
+        return None
+    row: dict = {"tool": "aiperf", "start_s": (_number(obj["metadata"]["request_start_ns"]) or 0) / 1e9 or None}
+    for key, column in AIPERF_REQUEST.items():
+        metric = obj["metrics"].get(key)
+        value = metric.get("value") if isinstance(metric, dict) else None
+        scale = TO_MS.get(metric.get("unit"), 1.0) if column.endswith("_ms") and isinstance(metric, dict) else 1.0
+        if isinstance(value, list):
+            row[column] = [v * scale for v in value if _number(v) is not None]
+        elif _number(value) is not None:
+            row[column] = value * scale
+    error = obj.get("error")
+    if error:
+        row["error"] = error if isinstance(error, str) else json.dumps(error)
+    return row
+
+
 def read(frame: pl.DataFrame, ctx: Context) -> Parsed:
-    results, requests, claimed = [], [], []
+    texts = frame["text"].to_list()
+    report = html_report(texts) if any(HTML_REPORT in t for t in texts[:SNIFF_LINES]) else None
+    if report is not None:  # the whole file is the report: its markup is how it shows the data
+        rows = [{**row, "line_no": int(frame["line_no"][report[0]]), "kind": "result_file",
+                 "raw": json.dumps({k: v for k, v in row.items() if v is not None})} for row in html_rows(report[1])]
+        return _parsed(frame, rows, [], frame["line_no"].to_list())
+    results, requests, claimed, records = [], [], [], []
     for line_no, lines, obj in _objects(frame):
+        record = aiperf_request(obj)
+        if record is not None:
+            records.append({**record, "line_no": line_no})
+            claimed += lines
+            continue
         tool = tool_of(obj) if isinstance(obj, dict) else None
         if tool is None:
             continue
@@ -374,22 +546,39 @@ def read(frame: pl.DataFrame, ctx: Context) -> Parsed:
         if per_request is not None:
             requests.append(per_request)
         claimed += lines
+    if records:
+        frame_of = pl.DataFrame(records, schema_overrides={**BENCH_REQUESTS, "line_no": pl.Int64}, strict=False,
+                                infer_schema_length=None)
+        requests.append(frame_of.with_columns(request=pl.int_range(pl.len(), dtype=pl.Int64)))
+    return _parsed(frame, results, requests, claimed, table="bench_requests" if records and not results else "bench")
+
+
+def _parsed(frame: pl.DataFrame, results: list[dict], requests: list[pl.DataFrame], claimed: list[int],
+            table: str = "bench") -> Parsed:
+    """The tables of a results file, its claimed lines counted in `table`."""
     tables = {}
     if results:
         schema = {c: t for c, t in BENCH.items() if c not in ("block",)}
         tables["bench"] = pl.DataFrame(results, schema_overrides=schema, strict=False, infer_schema_length=None)
     if requests:
         tables["bench_requests"] = pl.concat(requests, how="diagonal_relaxed")
-    return Parsed(tables=tables, lines={"bench": len(claimed)} if claimed else {},
+    return Parsed(tables=tables, lines={table: len(claimed)} if claimed else {},
                   claimed=frame["line_no"].is_in(claimed), claimed_lines=pl.Series(claimed, dtype=pl.Int64))
 
 
+SNIFF_LINES = 2000  # the lines of a file that detection sees (loganalyze/ingest.py SAMPLE_LINES)
+
+
 def sniff(head: str) -> float:
-    """A JSON object or list carrying at least two benchmark result keys."""
+    """A JSON object or list carrying at least two benchmark result keys, or GuideLLM's HTML
+    report (its embedded data)."""
+    if HTML_REPORT in head:
+        return 1.0
     lines = head.split("\n")
-    at = next((i for i, line in enumerate(lines[:PROSE + 1]) if line.strip() in ("{", "[")), 0)
-    if not re.match(r"\s*(?:\{|\[\s*\{)", "\n".join(lines[at:])):  # an object, or a list of them; not `[0] `
-        return 0.0
+    at = next((i for i, line in enumerate(lines[:PROSE + 1]) if _opening(line, True) is not None), 0)
+    opening = _opening(lines[at], True) if lines else None
+    if not re.match(r"\s*(?:\{|\[\s*\{)", "\n".join([opening or lines[0], *lines[at + 1:]])):
+        return 0.0  # an object, or a list of them; not `[0] `
     found = sum(1 for m in MARKS if m in head)
     return 1.0 if found >= 2 else 0.0
 
@@ -397,7 +586,8 @@ def sniff(head: str) -> float:
 FORMAT = FileFormat(
     name="bench-json",
     description="Benchmark results files: sglang bench_serving JSONL, vLLM bench serve --save-result JSON, "
-                "bench_one_batch / vllm bench latency / throughput JSON, AIPerf profile_export_aiperf.json",
+                "bench_one_batch / vllm bench latency / throughput JSON, AIPerf profile_export_aiperf.json and "
+                "profile_export.jsonl, GuideLLM benchmarks.json and its HTML report",
     sniff=sniff,
     read=read,
     releases="sglang 0.2 - 0.5.x, vLLM 0.5 - 0.33",

@@ -26,11 +26,12 @@ import csv
 import polars as pl
 import regex
 
+from parsers import summary_labels
 from parsers.bench_tables import BENCH, LATENCY_STATS, TO_MS
 
 BOX_TITLE = r"^\s*(?:NVIDIA )?(?:GenAI-Perf|AIPerf)\b.*\bMetrics\b|^\s*LLM Metrics\s*$"
 # The top border, or the header row where a paste lost the border.
-BOX_TOP = r"^\s*┏━|^\s*┃\s*(?:Statistic|Metric)\s*┃"
+BOX_TOP = r"^[\s│]*┏━|^[\s│]*┃\s*(?:Statistic|Metric|Benchmark)\s*┃"
 # GenAI-Perf <= 24.x printed the run's throughputs as lines below its table.
 BOX_BELOW = r"^(?:Output token throughput|Request throughput) \(per sec\): [\d.,]+\s*$"
 BOX_ROW = rf"^\s*[┃│┡╇└┗┣━]|{BOX_BELOW}"
@@ -44,11 +45,27 @@ PIPE_TOP = r"^\s*\|=+\|"
 GUIDELLM_CSV = r"^Run Info,Run Info,"
 CSV_ANY_ROW = r"^[^│┃|]*,[^│┃|]*,"
 PIPE_ROW = r"^\s*\|.*\|\s*$|^\* confidence interval"
+# GuideLLM 0.2's text tables: no outer pipes (`Metadata |||| Requests Made ||| ...`, `Benchmark|
+# Start Time| ...`), `=` rules above and below. A terminal narrower than the table wraps each
+# row over several lines at its width and pads the last one with spaces (`255` + 77 spaces).
+# A result block rewritten as a markdown table by hand, one metric per row and one column per
+# run (`Request Throughput (req/sec): | 0.9765 | 0.9812`, under `-- | -- | --`); its first row
+# that names a Throughput or Latency (capitalised, as table labels are: server logs print
+# `throughput` in their stats lines, which must not wake this reader) with a number starts it.
+MD_RULE = r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)+\|?\s*$"
+MD_METRIC = (r"^\s*\|?\s*[A-Za-z][^|]*\b(?:Throughput|Latency|TTFT|TPOT|ITL)\b[^|]*\|"
+             r"\s*[-+]?\d[\d.,]*(?:[eE][-+]?\d+)?\s*[A-Za-z/]*\s*(?:\||$)")
+# Its header row, where it has one (`| Metric | main | branch |`), names the runs; a table whose
+# columns are statistics (`| Metric | avg | p50 | p99 |`) is no table of runs and is not read.
+MD_HEAD = r"^\s*\|?\s*(?:Metrics?|Statistics?)\s*\|[^|]*\S"
+STAT_NAME = r"(?i)^(?:avg|average|mean|median|mdn|min|max|std|stdev|p\d+(?:\.\d+)?)$"
+TEXT_HEAD = r"^Metadata\s*\|+\s*(?:Requests Made|Request Stats)"
+TEXT_ROW = r"^={10,}\s*$|^[^|]*\|.*\||^\S{1,24} {20,}$"
 
-START = "|".join((BOX_TITLE, BOX_TOP, CSV_HEAD, PIPE_TITLE, PIPE_TOP, GUIDELLM_CSV))
-CONTINUATION = "|".join((BOX_ROW, CSV_ROW, PIPE_ROW, CSV_ANY_ROW))
+START = "|".join((BOX_TITLE, BOX_TOP, CSV_HEAD, PIPE_TITLE, PIPE_TOP, GUIDELLM_CSV, TEXT_HEAD, MD_METRIC))
+CONTINUATION = "|".join((BOX_ROW, CSV_ROW, PIPE_ROW, CSV_ANY_ROW, TEXT_ROW))
 NEEDLES = ("Metrics", "┏━", "Statistic ┃", "Metric ┃", "Run Info,", "Metric,", "Statistic,", "Info", "Statistics",
-           "Stats", "|=")
+           "Stats", "|=", "Metadata", "Throughput", "Latency", "TTFT", "TPOT", "ITL")
 
 # Tables of one report are at most this many lines apart (blank lines between them).
 GAP = 3
@@ -75,8 +92,16 @@ GUIDELLM = (
     (r"^requests/per sec/mean$", "request_throughput"), (r"^requests/concurrency/mean$", "concurrency"),
     (r"^input tokens/per sec/mean$", "input_throughput"), (r"^output tokens/per sec/mean$", "output_throughput"),
     (r"^total tokens/per sec/mean$", "total_throughput"),
+    # 0.2's text tables: Benchmarks Info, Benchmarks Stats.
+    (r"^requests made/comp$", "completed"), (r"^requests made/err$", "failed"),
+    (r"^metadata/duration/s$", "duration_s"),
+    (r"^prompt tok total/comp$", "input_tokens"), (r"^output tok total/comp$", "output_tokens"),
+    (r"^request stats/per second$", "request_throughput"), (r"^request stats/concurrency$", "concurrency"),
+    (r"^out tok/sec/mean$", "output_throughput"), (r"^tot tok/sec/mean$", "total_throughput"),
 )
-GUIDELLM_LATENCY = {"request latency": "e2e", "ttft": "ttft", "itl": "itl", "tpot": "tpot"}
+# GuideLLM's request latency is in seconds in every release, also under 0.2's header
+# `Req Latency (ms)` (docs/benchmark-tables.md); its other latencies in the unit printed.
+GUIDELLM_LATENCY = {"request latency": "e2e", "req latency": "e2e", "ttft": "ttft", "itl": "itl", "tpot": "tpot"}
 
 
 def _number(cell: str) -> float | None:
@@ -123,8 +148,9 @@ Section = tuple[list[str], list[list[str]]]
 
 def box_sections(lines: list[str]) -> tuple[list[Section], dict[str, object]]:
     """Each box table's header cells and metric rows, and the lines printed below them. A
-    row with a value in its first cell only carries on the name above it (rich wraps long
-    names); a header wrapped over two lines is joined cell by cell."""
+    row with text in its first cell only, or none in it, carries on the row above cell by
+    cell (rich wraps long names and long values); so does a header wrapped over two lines."""
+    lines = _cropped(lines)
     sections: list[Section] = []
     below: dict[str, object] = {}
     inside = False
@@ -143,14 +169,25 @@ def box_sections(lines: list[str]) -> tuple[list[Section], dict[str, object]]:
         elif text.startswith("│") and inside:
             cells = [c.strip() for c in text.strip("│").split("│")]
             rows = sections[-1][1]
-            if rows and cells[0] and not any(cells[1:]):
-                rows[-1][0] += " " + cells[0]
+            if rows and (not cells[0] or not any(cells[1:])):  # a wrapped name, or wrapped values
+                rows[-1][:] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells)]
             elif cells[0]:
                 rows.append(cells)
         elif regex.match(BOX_BELOW, text):
             name, value = text.split(":", 1)
             below[TOTAL_ROWS[_unit(name)[0]]] = _number(value)
     return sections, below
+
+
+def _cropped(lines: list[str]) -> list[str]:
+    """Tables inside rich panels (GuideLLM 0.1's report: `│ │ ┏━━━┓ │ │`) cut to the columns
+    of their own border; the panels' borders are no part of them."""
+    top = next((t for t in lines if "┏" in t or "┃" in t), "")
+    left = min((i for i in (top.find("┏"), top.find("┃")) if i >= 0), default=0)
+    if "│" not in top[:left]:
+        return lines
+    right = max(top.rfind("┓"), top.rfind("┃")) + 1
+    return [t[left:right] for t in lines]
 
 
 def csv_sections(lines: list[str]) -> list[Section]:
@@ -174,16 +211,69 @@ def _pipe_cells(line: str) -> list[str]:
 
 
 def _columns(header_rows: list[list[str]], width: int) -> list[str]:
-    """Each column's header words joined by `/` (`request latency/sec/mean`), spans filled."""
+    """Each column's header words joined by `/` (`request latency/sec/mean`), spans filled;
+    a unit in brackets is a word of its own (`TTFT (ms)` -> `ttft/ms`)."""
     paths = [[] for _ in range(width)]
     for cells in header_rows:
         last = ""
         for i in range(width):
             cell = cells[i] if i < len(cells) else ""
-            last = last if cell == "" else cell.strip()
+            last = last if cell == "" else regex.sub(r"\s+", " ", cell.strip())
             if last:
-                paths[i].append(last.lower())
+                name, unit = _unit(last)
+                paths[i] += [name, unit] if unit else [name]
     return ["/".join(p) for p in paths]
+
+
+def unwrapped(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """GuideLLM 0.2's text table rows joined again where a terminal wrapped them at its
+    width: every row of a table (between two `=` rules) has as many `|` as its separator
+    row (`---|---`), so a row goes on while it has fewer, or with a line of no `|` (the tail
+    of its last cell). Rows that a wide terminal left whole pass through as they are."""
+    kinds = [("rule" if regex.match(r"^=+\s*$", t) else "sep" if regex.match(r"^[-|\s]*-[-|\s]*$", t) else "row")
+             for _, t in lines]
+    pieces: list[tuple[int, str, str]] = []  # a wrapped rule or separator is one again
+    for (no, text), kind in zip(lines, kinds):
+        if pieces and pieces[-1][2] == kind != "row":
+            pieces[-1] = (pieces[-1][0], pieces[-1][1] + text, kind)
+        else:
+            pieces.append((no, text, kind))
+    out: list[tuple[int, str]] = []
+    table: list[tuple[int, str, str]] = []
+    for piece in [*pieces, (0, "", "rule")]:
+        if piece[2] != "rule":
+            table.append(piece)
+            continue
+        out += _rows_of(table)
+        out += [(piece[0], piece[1].rstrip())] if piece[1] else []
+        table = []
+    return out
+
+
+def _rows_of(table: list[tuple[int, str, str]]) -> list[tuple[int, str]]:
+    """The rows of one table's pieces, joined by the separator's count of `|`."""
+    pipes = next((t.count("|") for _, t, kind in table if kind == "sep"), None)
+    rows: list[tuple[int, str, str]] = []
+    for no, text, kind in table:
+        last = rows[-1] if rows else None
+        if pipes and last and kind == "row" == last[2] and (last[1].count("|") < pipes or "|" not in text):
+            rows[-1] = (last[0], last[1] + text, kind)
+        else:
+            rows.append((no, text, kind))
+    return [(no, text.rstrip()) for no, text, _ in rows]
+
+
+def text_rows(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
+    """GuideLLM 0.2's text tables, unwrapped and given the outer pipes of the later releases'
+    tables, which guidellm_rows reads (the same header spans: `Metadata ||||` covers four
+    columns)."""
+    framed = []
+    for no, text in unwrapped(lines):
+        if regex.match(r"^=+$", text):
+            framed.append((no, "|" + text + "|"))
+        elif "|" in text:
+            framed.append((no, "|" + text + "|"))
+    return guidellm_rows(framed)
 
 
 def load_level(name: str) -> dict[str, object]:
@@ -196,9 +286,46 @@ def load_level(name: str) -> dict[str, object]:
         out["max_concurrency"] = 1
     elif kind == "concurrent" and _number(level) is not None:
         out["max_concurrency"] = int(_number(level))
-    elif kind in ("constant", "poisson") and _number(level) is not None:
-        out["request_rate"] = _number(level)
+    elif kind in ("constant", "poisson", "asynchronous") and _number(level) is not None:
+        out["request_rate"] = _number(level)  # 0.1 named a fixed rate `asynchronous@2.00 req/sec`
     return out
+
+
+# GuideLLM 0.1's rich tables, one row per benchmark: column (its name, lower case) -> metric,
+# the cell a list of the percentiles the header names (`Time to First Token [1%, ..., 99%]
+# (ms)`) or one value (`Request Latency (sec)`: the mean).
+BOX_LATENCY = {"request latency": "e2e", "time to first token": "ttft", "inter token latency": "itl"}
+BOX_TOTALS = {"requests per second": "request_throughput", "output token throughput": "output_throughput",
+              "requests completed": "completed", "request failed": "failed", "requests failed": "failed"}
+
+
+def benchmark_box(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
+    """One result per benchmark row of GuideLLM 0.1's rich tables, joined by its name."""
+    sections, _ = box_sections([t for _, t in lines])
+    results: dict[str, dict[str, object]] = {}
+    for header, rows in sections:
+        for cells in rows:
+            name = cells[0]
+            line_no = next((no for no, t in lines if f" {name} " in t), lines[0][0])
+            result = results.setdefault(name, {"line_no": line_no, "tool": "guidellm", **load_level(name)})
+            for column, cell in zip(header[1:], cells[1:]):
+                _box_cell(result, column, cell)
+    return list(results.values())
+
+
+def _box_cell(result: dict[str, object], column: str, cell: str) -> None:
+    name, unit = _unit(regex.sub(r"\s*\[[^\]]*\]", "", column))
+    percentiles = regex.findall(r"(\d+)%", column)
+    values = [float(v) for v in NUMBER.findall(cell.replace(",", " "))]
+    if name in BOX_LATENCY:
+        scale = TO_MS.get(unit or "ms", 1.0)
+        stats = [STATS.get(f"p{p}") for p in percentiles] if percentiles else ["mean"]
+        if len(stats) == len(values):
+            for stat, value in zip(stats, values):
+                if stat in LATENCY_STATS:
+                    result.setdefault(f"{BOX_LATENCY[name]}_{stat}", value * scale)
+    elif name in BOX_TOTALS and len(values) == 1:
+        result.setdefault(BOX_TOTALS[name], values[0])
 
 
 def guidellm_rows(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
@@ -239,7 +366,7 @@ def _guidellm_cell(result: dict[str, object], column: str, value: float | None) 
     metric = GUIDELLM_LATENCY.get(parts[0])
     stat = STATS.get(parts[-1])
     if metric and stat in LATENCY_STATS and len(parts) == 3:
-        result.setdefault(f"{metric}_{stat}", value * TO_MS.get(parts[1], 1.0))
+        result.setdefault(f"{metric}_{stat}", value * (1000.0 if metric == "e2e" else TO_MS.get(parts[1], 1.0)))
 
 
 def metric_result(lines: list[str]) -> dict[str, object]:
@@ -300,13 +427,58 @@ def guidellm_csv(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     return out
 
 
+RUN_VALUE = r"^[-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?\s*(?:[A-Za-z/]+)?$"  # `0.9765`, `16075.82 tok/s`; not `2.90x`
+
+
+def markdown_tables(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
+    """The runs of each markdown table of a report: a header row starts the next table."""
+    starts = [i for i, (_, t) in enumerate(lines) if i == 0 or regex.match(MD_HEAD, t)]
+    return [run for a, b in zip(starts, [*starts[1:], len(lines)]) for run in markdown_runs(lines[a:b])]
+
+
+def markdown_runs(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
+    """One result per value column of a hand-made markdown table of metric rows, each row read
+    by the words of its label as a summary block's rows are (parsers/summary_labels.py), each
+    named by its header cell where the table has a header. A column with a cell that is no
+    plain value (`2.90x`, `+1.2%`: a comparison) is no run."""
+    header = _pipe_cells(lines[0][1]) if regex.match(MD_HEAD, lines[0][1]) else None
+    if header and all(regex.match(STAT_NAME, c.strip()) for c in header[1:] if c.strip()):
+        return []
+    body = [(no, _pipe_cells(t)) for no, t in lines[1 if header else 0:] if "|" in t and not regex.match(MD_RULE, t)]
+    if not body:
+        return []
+    width = max(len(cells) for _, cells in body)
+    labels = [regex.sub(r"\s+", " ", cells[0]).strip().rstrip(":").strip().lower() for _, cells in body]
+    runs = []
+    for j in range(1, width):
+        values = [cells[j].strip() if j < len(cells) else "" for _, cells in body]
+        if not all(regex.match(RUN_VALUE, v) for v in values if v):
+            continue
+        frame = pl.DataFrame({"label": labels, "value": values})
+        column, value = summary_labels.columns(pl.col("label"), pl.col("value"))
+        read = frame.select(column=column, value=value).filter(pl.col("column").is_in(list(BENCH)))
+        result: dict[str, object] = {"line_no": body[0][0]}
+        for name, number in read.iter_rows():
+            result.setdefault(name, float(number))
+        if len(result) > 1 and header and j < len(header) and header[j].strip():
+            result["label"] = header[j].strip()
+        runs += [result] if len(result) > 1 else []
+    return runs
+
+
 def read_report(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     """The results of one report's tables (line number and text of each of their lines)."""
     first = next((t for _, t in lines if not regex.match(PIPE_TITLE, t)), "")
     if regex.match(GUIDELLM_CSV, first):
         return guidellm_csv(lines)
+    if regex.match(MD_METRIC, first) or regex.match(MD_HEAD, first):
+        return markdown_tables(lines)
     if first.lstrip().startswith("|"):
         return guidellm_rows(lines)
+    if regex.match(r"^=+\s*$", first) or regex.match(TEXT_HEAD, first):
+        return text_rows([(no, t) for no, t in lines if not regex.match(PIPE_TITLE, t)])
+    if any(regex.search(r"┃\s*Benchmark\s*┃", t) for _, t in lines):
+        return benchmark_box(lines)
     result = metric_result([t for _, t in lines if not regex.match(BOX_TITLE, t)] or [""])
     return [{"line_no": lines[0][0], **result}] if len(result) > 1 else []
 

@@ -20,7 +20,7 @@ METRICS = (
     (r"\bttft\b|time[ -]to[ -]first[ -]token|first[ _]token latency", "ttft"),
     (r"\bitl\b|inter[ -]token latency", "itl"),
     (r"\btpot\b|time per output token", "tpot"),
-    (r"\be2el?\b|request latency|end[ -]to[ -]end latency|^(?:average |mean |avg )?latency$", "e2e"),
+    (r"\be2el?\b|request latency|end[ -]to[ -]end latency|^(?:average |mean |avg )?latency(?: \(\w+\))?$", "e2e"),
 )
 STATS = ((r"\b(?:median|p50)\b", "median"), (r"\bp90\b", "p90"), (r"\bp95\b", "p95"), (r"\bp99\b", "p99"),
          (r"\bmax(?:imum)?\b", "max"), (r"\bstd\b", "std"))
@@ -40,6 +40,11 @@ TOTALS = (
     (r"^(?:total input tokens|number of prompt tokens)$", "input_tokens", None),
     (r"^(?:total (?:generated|output) tokens|number of completion tokens)$", "output_tokens", None),
     (r"^(?:number of concurrency|concurrency)$", "max_concurrency", None),
+    # trtllm-bench: the rate it offered (throughput mode sends all at once: `2.5078E+14`), the
+    # concurrency it achieved, the runtime's batch cap.
+    (r"^issue rate\b", "request_rate", None),
+    (r"^number of concurrent requests$", "concurrency", None),
+    (r"^max runtime batch size$", "server_cap", None),
 )
 UNIT = r"\((ms|s|sec|seconds|us|ns)\)|\[(ms|s)\]"
 VALUE_UNIT = r"^[-+\d.eE]+\s*(?:±\s*[\d.]+\s*)?(ms|s|sec|seconds|req\w*|tok\w*)\b"
@@ -93,3 +98,11 @@ def failed_of(label: pl.Expr, value: pl.Expr) -> pl.Expr:
     done = label.str.contains(r"^(?:successful|completed|succeed)(?:/total)? requests$")
     return pl.when(done).then((pair.struct.field("b").cast(pl.Int64) - pair.struct.field("a").cast(pl.Int64))
                               .cast(pl.String))
+
+
+def rate_of(label: pl.Expr, value: pl.Expr) -> pl.Expr:
+    """fw-ai's benchmark prints its load on one row: `Concurrency: 8` (workers) or, at a
+    fixed rate, `Concurrency: QPS 50.0 constant` (the offered rate, then how arrivals are
+    spaced): the offered request rate the second form says."""
+    load = label.str.contains(r"^(?:number of )?concurrency$")
+    return pl.when(load).then(value.str.extract(r"(?i)^(?:qps|rps)\s+(\d+(?:\.\d+)?)\b", 1))

@@ -326,6 +326,9 @@ def test_every_prompt_in_flight_at_once_is_a_flood(ingest_one):
     ("51_", {"completed": 100, "failed": 0, "max_concurrency": 128, "ttft_mean": None}),  # evalscope: no unit, no TTFT
     ("55_", {"completed": 100, "failed": 0, "request_throughput": 7.17, "output_throughput": 3624.51}),
     ("57_", {"ttft_mean": 20.88, "tpot_mean": 20.88}),  # OpenVINO's `mean ± std ms`
+    ("50_", {"request_rate": 50.0, "request_throughput": 2.0004955480459414}),  # fw-ai: `Concurrency: QPS 50.0 constant`
+    ("41_", {"tool": "trtllm-bench", "line_no": 3, "request_rate": 1.1684e17, "server_cap": 1024,  # its sections,
+             "concurrency": 1018.8281, "request_throughput": 7.3411}),  # then the overview: one result
 ])
 def test_other_clients_summary_blocks_read_by_label_words(prefix, want, ingest_one):
     _, run = ingest_one(sample("bench", prefix))
@@ -383,3 +386,34 @@ def test_retokenized_zero_says_no_text_arrived(ingest_one):
     _, run = ingest_one(sample("bench", "13_"))
     (finding,) = [f for f in diagnose(run) if f.metrics.get("problem") == "retokenized-mismatch"]
     assert "no generated text reached the client" in finding.verdict and "round-trip" not in finding.verdict
+
+
+def test_offered_rate_printed_as_the_load_row_is_an_overload(ingest_one):
+    """bench/50: fw-ai's benchmark offered 50 requests/s (`Concurrency: QPS 50.0 constant`)
+    and completed 2.0 per second."""
+    _, run = ingest_one(sample("bench", "50_"))
+    (finding,) = [f for f in diagnose(run) if f.id == "bench-overload"]
+    assert finding.metrics["request_rate"] == 50.0
+
+
+def test_json_fragments_pasted_from_results_files(ingest_one):
+    """Results files pasted in part: one GuideLLM distribution without the report around it
+    (bench/38), evalscope's summary glued to a progress line and never closed (bench/52),
+    awscurl's results, the first one cut at the top, between log lines (bench/53)."""
+    _, run = ingest_one(sample("bench", "38_"))
+    (row,) = bench(run)
+    assert (row["tool"], row["line_no"]) == ("guidellm", 2)
+    assert (row["ttft_mean"], row["ttft_median"], row["ttft_max"]) == pytest.approx(
+        (-1715507074412.1443, -1750878354510.5388, 89488.18135261536))
+    _, run = ingest_one(sample("bench", "52_"), name="evalscope")
+    (row,) = bench(run)
+    assert {k: row[k] for k in ("tool", "completed", "failed", "max_concurrency")} == {
+        "tool": "evalscope", "completed": 480, "failed": 0, "max_concurrency": 10}
+    assert (row["ttft_mean"], row["e2e_mean"], row["duration_s"], row["request_throughput"]) == pytest.approx(
+        (47.0, 7823.0, 375.537, 1.278))  # keys in seconds: `Average time to first token (s)`
+    result, run = ingest_one(sample("bench", "53_"), name="awscurl")
+    first, second = bench(run)
+    assert (first["line_no"], second["line_no"]) == (2, 17)
+    assert second["failed"] == 0 and second["ttft_mean"] is None  # `timeToFirstByte` names no unit
+    assert {"key": "timeToFirstByte", "value": "122.06"} in second["extra"]
+    assert result.sources[0].lines_by_table["unparsed"] == 5  # the fences and the INFO lines

@@ -122,3 +122,82 @@ def test_guidellm_csv_gives_what_its_json_gives(ingest_one):
     for got, want in zip(csv_rows, json_rows, strict=True):
         for c in columns:
             assert got[c] == (want[c] if isinstance(want[c], str) else pytest.approx(want[c])), c
+
+
+def test_guidellm_text_tables_wrapped_by_the_terminal(ingest_one):
+    """bench/14: GuideLLM's `Benchmarks Info` table (no outer pipes) wrapped at 80 columns,
+    each row over two or three lines, the last one cut: one result per benchmark."""
+    _, run = ingest_one(sample("bench", "14_"))
+    sync, throughput, constant = rows(run)
+    assert (sync["label"], sync["line_no"], sync["max_concurrency"]) == ("synchronous", 11, 1)
+    assert {k: sync[k] for k in ("completed", "failed", "duration_s", "input_tokens", "output_tokens")} == {
+        "completed": 231, "failed": 0, "duration_s": 300.0, "input_tokens": 221015, "output_tokens": 37586}
+    assert (throughput["completed"], throughput["failed"], throughput["output_tokens"]) == (62308, 2, 10207316)
+    assert (constant["request_rate"], constant["completed"], constant["input_tokens"]) == (26.21, 7848, None)  # cut
+
+
+def test_guidellm_rich_box_in_panels_with_a_wrapped_cell(ingest_one):
+    """bench/39: GuideLLM 0.1's `Performance Stats by Benchmark` inside two rich panels
+    (`│ │ ┏━━┓ │ │`), its header and its TTFT percentiles wrapped onto a second row."""
+    _, run = ingest_one(sample("bench", "39_"))
+    (row,) = rows(run)
+    assert (row["label"], row["request_rate"], row["line_no"]) == ("asynchronous@2.00 req/sec", 2.0, 6)
+    assert (row["ttft_median"], row["ttft_p90"], row["ttft_p99"]) == (13039.3, 22588.4, 24736.2)  # p99 wrapped
+    assert (row["e2e_median"], row["e2e_p99"]) == (20200.0, 31800.0)  # seconds
+    assert (row["itl_median"], row["itl_p95"]) == (54.7, 68.1)
+
+
+def test_result_block_rewritten_as_a_markdown_table_of_two_runs(ingest_one):
+    """bench/42: trtllm-bench's PERFORMANCE OVERVIEW retyped as `label | main | branch` rows
+    under `-- | -- | --`: one result per value column, rows read by the words of their label."""
+    _, run = ingest_one(sample("bench", "42_"))
+    main, branch = rows(run)
+    assert (main["request_throughput"], branch["request_throughput"]) == (0.9765, 0.9812)
+    assert (main["output_throughput"], main["total_throughput"], main["e2e_mean"]) == (15999.06, 23998.59, 257805.8)
+    assert (branch["output_throughput"], branch["e2e_mean"]) == (16075.82, 256444.3)
+    assert main["line_no"] == branch["line_no"] == 38  # both columns of the same rows
+
+
+SHARED = ("label", "max_concurrency", "completed", "failed", "request_throughput", "concurrency", "input_throughput",
+          "output_throughput", "total_throughput", "ttft_p95", "ttft_p99", "e2e_p95", "e2e_p99", "itl_p95", "tpot_p99")
+
+
+def test_guidellm_html_report_gives_what_its_json_gives(ingest_one):
+    """Recorded GuideLLM 0.8.1 run: the HTML report's embedded data (one record per run, rates
+    and p95 / p99 latencies) reads to the same numbers as benchmarks.json, run by run."""
+    result, html = ingest_one(GUIDELLM / "benchmarks.html")
+    assert result.sources[0].format == "bench-json"  # by its content: `window.GUIDELLM_REPORT = {...}`
+    _, whole = ingest_one(GUIDELLM / "benchmarks.json", name="json")
+    from_html, from_json = rows(html), rows(whole)
+    assert [r["label"] for r in from_html] == ["concurrent@2", "concurrent@8"]
+    assert [r["line_no"] for r in from_html] == [982, 982]  # the script line that holds the data
+    for a, b in zip(from_html, sorted(from_json, key=lambda r: r["label"])):
+        assert {k: a[k] for k in SHARED} == pytest.approx({k: b[k] for k in SHARED})
+    assert (from_html[1]["completed"], from_html[1]["concurrency"]) == (17, pytest.approx(6.842840814590455))
+
+
+def test_aiperf_per_request_export(ingest_one):
+    """Recorded AIPerf 0.13 run: profile_export.jsonl, one request per line, into
+    bench_requests; its means are the aggregate export's."""
+    result, run = ingest_one(AIPERF / "artifacts" / "profile_export.jsonl")
+    assert result.sources[0].lines_by_table == {"bench_requests": 150}
+    requests = run.table("bench_requests").sort("request").collect()
+    first = requests.row(0, named=True)
+    assert (first["tool"], first["input_len"], first["output_len"]) == ("aiperf", 64, 304)
+    assert (first["ttft_ms"], first["latency_ms"]) == pytest.approx((973.049821, 973.049821))
+    assert first["start_s"] == pytest.approx(1796131987.0065986, abs=1e-6) and len(first["itl_ms"]) == 236  # chunk gaps
+    assert requests["ttft_ms"].mean() == pytest.approx(1436.1238150066665)  # profile_export_aiperf.json's avg
+    assert requests["latency_ms"].mean() == pytest.approx(1625.0051863666665)
+    assert requests["output_len"].sum() == 44930 and requests["error"].null_count() == 150
+
+
+def test_aiperf_per_request_export_of_failed_requests(ingest_one):
+    """Recorded AIPerf run with prompts over --max-model-len 256: 15 of its 60 lines are
+    failed requests, each with the server's answer in `error` and no latency."""
+    _, run = ingest_one(AIPERF.parent / "aiperf-failing" / "artifacts" / "profile_export.jsonl")
+    requests = run.table("bench_requests").collect()
+    failed = requests.filter(requests["error"].is_not_null())
+    assert (requests.height, failed.height) == (60, 15)
+    assert failed["error"].str.contains('"code": 400').all()
+    assert failed["error"].str.contains("maximum context length is 256 tokens").all()
+    assert failed["ttft_ms"].null_count() == 15 and requests["ttft_ms"].null_count() == 15
