@@ -176,9 +176,9 @@ class S3Backend:
 
     def read_catalog(self) -> tuple[bytes, str] | None:
         """The catalog's bytes and ETag (for the conditional PUT); None: no catalog yet."""
-        from botocore.exceptions import ClientError
+        with s3_errors(self.name(CATALOG), "read the catalog"):  # first: it says when boto3 is missing
+            from botocore.exceptions import ClientError
 
-        with s3_errors(self.name(CATALOG), "read the catalog"):
             try:
                 obj = self.s3.get_object(Bucket=self.bucket, Key=self.key(CATALOG))
             except ClientError as e:
