@@ -9,11 +9,10 @@ its folders are being deleted.
 
 from __future__ import annotations
 
-import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
-from loganalyze.store import TABLE_NAME, Store, check_run_name, write_errors
+from loganalyze.store import TABLE_NAME, Store, check_run_name, open_store
 
 
 def _utc(moment: datetime) -> datetime:
@@ -33,22 +32,20 @@ def select_runs(runs: dict[str, dict], since: datetime | None = None, engine: st
     return out
 
 
-def run_folders(store: Store, name: str) -> list[Path]:
-    """The run's partition folder in each table (`<table>/run=<name>`)."""
-    return sorted(d for d in store.root.glob(f"*/run={name}") if d.is_dir() and TABLE_NAME.match(d.parent.name))
+def run_folders(store: Store, name: str) -> list[str]:
+    """The run's partition folder in each table (`<table>/run=<name>/`), as keys."""
+    return sorted(f for f in store.backend.run_folders()
+                  if f.endswith(f"/run={name}/") and TABLE_NAME.match(f.split("/")[0]))
 
 
 def remove_run(name: str, store: Store | str | Path | None = None) -> list[Path]:
-    """Remove a run from the catalog, then its files; returns the folders removed."""
-    store = store if isinstance(store, Store) else Store(store)
+    """Remove a run from the catalog, then its files; returns the folders removed.
+    Needs the store's lock (a local store)."""
+    store = open_store(store)
     check_run_name(name)
     with store.lock():
         cat = store.catalog()
         store.run(name)
         del cat["runs"][name]
-        with write_errors(store.root, "write the catalog"):
-            store.write_catalog(cat)
-        folders = run_folders(store, name)
-        for folder in folders:
-            shutil.rmtree(folder)
-    return folders
+        store.write_catalog(cat)
+        return [Path(f) for f in store.remove(run_folders(store, name))]

@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from loganalyze.errors import LoganalyzeError
-from loganalyze.store import CATALOG, REPAIR_HINT, RUN_NAME, SOURCE_ID, TABLE_NAME, Store, remove_paths, write_errors
+from loganalyze.store import CATALOG, REPAIR_HINT, RUN_NAME, SOURCE_ID, TABLE_NAME, Store, write_errors
 
 LEFTOVER = "not in the catalog (an interrupted ingest or a removed source)"
 
@@ -71,12 +71,12 @@ class CheckResult:
         return "\n".join(out)
 
 
-def read_rows(path: Path) -> int:
+def read_rows(path: Path | str) -> int:
     """Rows of a table file read in full (a footer alone would miss damaged pages)."""
     return pq.read_table(path, page_checksum_verification=True).num_rows
 
 
-def _why(error: Exception, path: Path) -> str:
+def _why(error: Exception, path: Path | str) -> str:
     """pyarrow's message, first line, without the path it repeats."""
     return str(error).splitlines()[0].replace(f" '{path}'", "").replace(str(path), "the file")
 
@@ -84,7 +84,7 @@ def _why(error: Exception, path: Path) -> str:
 def _table_problems(store: Store, run: str, src: dict, table: str) -> list[Problem]:
     """One table of one source: files present, readable, with the rows the catalog lists."""
     files, expected = store.source_files(run, src["id"], table), src["tables"].get(table, 0)
-    pattern = str(store.root / table / f"run={run}" / f"{src['id']}-*.parquet")
+    pattern = f"{store.backend.name(f'{table}/run={run}')}/{src['id']}-*.parquet"
     shown = src.get("path", src["id"])
     if expected and not files:
         return [Problem("missing", pattern, f"{expected:,} rows listed, no file", run, shown)]
@@ -93,7 +93,7 @@ def _table_problems(store: Store, run: str, src: dict, table: str) -> list[Probl
         try:
             rows += read_rows(f)
         except Exception as e:  # pyarrow: ArrowInvalid, OSError, ...
-            problems.append(Problem("unreadable", str(f), _why(e, f), run, shown))
+            problems.append(Problem("unreadable", f, _why(e, f), run, shown))
     if not problems and rows != expected:
         problems.append(Problem("rows", pattern, f"{rows:,} rows on disk, {expected:,} listed", run, shown))
     return problems
@@ -101,7 +101,7 @@ def _table_problems(store: Store, run: str, src: dict, table: str) -> list[Probl
 
 def _source_problems(store: Store, run: str, src: dict) -> list[Problem]:
     """Every table the catalog lists for the source, and any other table holding its files."""
-    on_disk = {p.parent.name for p in store.root.glob(f"*/run={run}")}
+    on_disk = {folder.split("/")[0] for folder in store.backend.run_folders() if folder.endswith(f"/run={run}/")}
     return [p for table in sorted(set(src["tables"]) | on_disk) for p in _table_problems(store, run, src, table)]
 
 
@@ -125,8 +125,11 @@ def _rebuild_catalog(store: Store, result: CheckResult) -> dict:
     """
     runs: dict[str, dict] = {}
     bad: set[tuple[str, str]] = set()
-    for f in sorted(store.root.glob("*/run=*/*.parquet")):
-        table, run, sid = f.parent.parent.name, f.parent.name[4:], f.name.split("-")[0]
+    files = [(folder, n) for folder, entries in store.backend.run_folders().items() for n, _ in sorted(entries)]
+    for folder, n in files:
+        if not n.endswith(".parquet"):
+            continue
+        f, (table, run), sid = store.backend.name(folder + n), folder[:-1].split("/run=", 1), n.split("-")[0]
         if not (TABLE_NAME.fullmatch(table) and RUN_NAME.fullmatch(run) and SOURCE_ID.fullmatch(sid)):
             continue
         src = runs.setdefault(run, {}).setdefault(sid, {
@@ -135,14 +138,14 @@ def _rebuild_catalog(store: Store, result: CheckResult) -> dict:
         try:
             src["tables"][table] = src["tables"].get(table, 0) + read_rows(f)
         except Exception as e:
-            result.problems.append(Problem("unreadable", str(f), _why(e, f), run, src["path"]))
+            result.problems.append(Problem("unreadable", f, _why(e, f), run, src["path"]))
             bad.add((run, sid))
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     cat = {"version": 1, "runs": {run: {"created": now, "sources": list(srcs.values())} for run, srcs in runs.items()}}
     _remove_sources(store, cat, bad, result)
-    damaged = store.root / CATALOG
+    damaged = Path(store.root) / CATALOG
     if damaged.exists():
-        shutil.copyfile(damaged, store.root / f"{CATALOG}.damaged-{datetime.now():%Y%m%d-%H%M%S}")
+        shutil.copyfile(damaged, Path(store.root) / f"{CATALOG}.damaged-{datetime.now():%Y%m%d-%H%M%S}")
     store.write_catalog(cat)
     result.recovered = [{"run": run, "source": src["id"], "tables": src["tables"]}
                         for run, info in cat["runs"].items() for src in info["sources"]]
@@ -153,9 +156,9 @@ def _catalog_or_rebuilt(store: Store, result: CheckResult, repair: bool) -> dict
     try:
         return store.catalog()
     except LoganalyzeError as e:
-        path = store.root / CATALOG
+        path = store.backend.name(CATALOG)
         why = str(e).removeprefix(f"{path}: ").removesuffix(f"; {REPAIR_HINT}")
-        result.problems.append(Problem("catalog", str(path), why))
+        result.problems.append(Problem("catalog", path, why))
         if not repair:
             return None
         with write_errors(store.root, "repair the store"):
@@ -164,9 +167,9 @@ def _catalog_or_rebuilt(store: Store, result: CheckResult, repair: bool) -> dict
 
 def check(store: Store, repair: bool = False) -> CheckResult:
     """Check the whole store; with `repair`, leave only what can be read, and say what was lost."""
-    if not store.root.is_dir():
+    if store.backend.local and not Path(store.root).is_dir():
         raise LoganalyzeError(f"no run store at {store.root}")
-    result = CheckResult(str(store.root))
+    result = CheckResult(store.root)
     with store.lock():
         cat = _catalog_or_rebuilt(store, result, repair)
         if cat is None:
@@ -177,7 +180,7 @@ def check(store: Store, repair: bool = False) -> CheckResult:
                 found = _source_problems(store, run, src)
                 result.problems += found
                 damaged |= {(run, src["id"])} if found else set()
-        result.problems += [Problem("leftover", str(p), LEFTOVER) for p in store.leftovers()]
+        result.problems += [Problem("leftover", store.backend.name(k), LEFTOVER) for k in store.leftovers()]
         if repair:
             _repair(store, cat, damaged, result)
     return result
@@ -189,5 +192,5 @@ def _repair(store: Store, cat: dict, damaged: set[tuple[str, str]], result: Chec
         if damaged:
             _remove_sources(store, cat, damaged, result)
             store.write_catalog(cat)
-        result.removed = remove_paths(store.leftovers())
+        result.removed = store.remove(store.leftovers())
     result.repaired = True

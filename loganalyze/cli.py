@@ -23,7 +23,7 @@ from loganalyze.metrics import compute as compute_metrics
 from loganalyze.regression import failed, parse_limit, regressions
 from loganalyze.render import (metrics_csv, print_json, render_findings_md, render_findings_text, render_ingest,
                                render_metrics, render_runs, render_show)
-from loganalyze.store import Store
+from loganalyze.store import open_store
 
 STORE = click.option("--store", default=None,
                      help="Run store: a folder or s3://bucket/prefix (default: $LOGANALYZE_STORE, else "
@@ -148,7 +148,7 @@ def ingest(paths, run, store, as_format, year, quiet, executor, old_executor, la
         click.echo("loganalyze: --engine is deprecated, use --executor (the same values)", err=True)
         executor = old_executor
     bar = ProgressBar(enabled=not quiet and executor == "local")
-    result = do_ingest(paths, run=run, store=Store(store), as_format=as_format, year=year, progress=bar.update,
+    result = do_ingest(paths, run=run, store=open_store(store), as_format=as_format, year=year, progress=bar.update,
                        executor=executor, labels=parse_labels(labels), strict=strict)
     bar.close()
     if out_format == "json":
@@ -179,7 +179,7 @@ def runs(store, out_format, since, engine):
     """
     from loganalyze.catalog import select_runs
 
-    s = Store(store)
+    s = open_store(store)
     listing = {"store": str(s.root), "runs": select_runs(s.runs(), since, engine)}
     if out_format == "json":
         print_json(listing)
@@ -199,7 +199,7 @@ def show(run, store, out_format, no_redact):
     Example:
       loganalyze show run42 --format json | jq .config.max_running_requests
     """
-    r = loganalyze.open_run(run, Store(store))
+    r = loganalyze.open_run(run, open_store(store))
     data = {"run": run, "sources": r.info["sources"], "tables": r.tables(), "config": r.config()}
     if out_format == "json":
         print_json(data, redact=not no_redact)
@@ -219,7 +219,7 @@ def metrics_cmd(run, store, out_format, no_redact):
     Example:
       loganalyze metrics run42 --format json | jq .concurrency.cap
     """
-    r = loganalyze.open_run(run, Store(store))
+    r = loganalyze.open_run(run, open_store(store))
     families = compute_metrics(r)
     if out_format == "json":
         print_json({"run": run, **{name: fam.to_dict() for name, fam in families.items()}}, redact=not no_redact)
@@ -252,7 +252,7 @@ def diagnose(run, store, baseline, out_format, fail_on, max_regression, no_redac
       loganalyze diagnose run42 --format json --fail-on critical   # CI gate
       loganalyze diagnose new --baseline old --max-regression 5%   # deployment gate
     """
-    s = Store(store)
+    s = open_store(store)
     r = loganalyze.open_run(run, s)
     base = loganalyze.open_run(baseline, s) if baseline else None
     if max_regression and not base:
@@ -297,7 +297,7 @@ def compare(runs, store, out_format, no_redact):
     from loganalyze.redact import redact_frame
     from loganalyze.render import render_compare_md, render_compare_text
 
-    s = Store(store)
+    s = open_store(store)
     frame = compare_runs([loganalyze.open_run(r, s) for r in runs])
     if out_format == "json":
         print_json({"runs": list(runs), "rows": frame.to_dicts()}, redact=not no_redact)
@@ -333,7 +333,7 @@ def report(runs, store, baseline, output, out_format, no_redact):
     from loganalyze.export import write_text
     from loganalyze.report import build_report
 
-    s = Store(store)
+    s = open_store(store)
     fmt = out_format or ("md" if output.suffix.lower() == ".md" else "html")
     text = build_report([loganalyze.open_run(r, s) for r in runs],
                         loganalyze.open_run(baseline, s) if baseline else None, fmt=fmt, redact=not no_redact)
@@ -358,7 +358,7 @@ def check_cmd(repair, store, out_format):
     """
     from loganalyze.check import check as check_store
 
-    result = check_store(Store(store), repair=repair)
+    result = check_store(open_store(store), repair=repair)
     if out_format == "json":
         print_json(result.to_dict())
     else:
@@ -372,7 +372,7 @@ def check_cmd(repair, store, out_format):
 def complete_runs(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
     """Shell completion of run names, from the store given on the command line so far."""
     try:
-        return sorted(r for r in Store(ctx.params.get("store")).runs() if r.startswith(incomplete))
+        return sorted(r for r in open_store(ctx.params.get("store")).runs() if r.startswith(incomplete))
     except LoganalyzeError:
         return []
 
@@ -416,7 +416,7 @@ def query(sql, runs, store, out_format, output, where, no_redact):
     fmt = out_format or (export.format_of(output) if output else None) or "table"
     if fmt == "parquet" and output is None:
         raise LoganalyzeError("parquet is binary: write it to a file with -o FILE.parquet")
-    result = run_query(sql, runs, Store(store), where=parse_labels(where), redact=not no_redact)
+    result = run_query(sql, runs, open_store(store), where=parse_labels(where), redact=not no_redact)
     if output is not None and fmt != "table":
         export.write(result, output, fmt)
         click.echo(f"wrote {output} ({fmt})", err=True)
@@ -452,7 +452,7 @@ def export_cmd(run, tables, store, output, out_format, no_redact):
     """
     from loganalyze.export import export_run
 
-    for path in export_run(run, output, tables, out_format, Store(store), redact=not no_redact):
+    for path in export_run(run, output, tables, out_format, open_store(store), redact=not no_redact):
         click.echo(f"wrote {path}")
 
 
@@ -469,7 +469,7 @@ def rm(run, store, yes):
     """
     from loganalyze.catalog import remove_run
 
-    s = Store(store)
+    s = open_store(store)
     info = s.run(run)
     if not yes:
         lines = sum(src.get("lines", 0) for src in info["sources"])
@@ -506,7 +506,7 @@ def fleet_summary(store, since, where, out_format):
     from loganalyze.escape import terminal
     from loganalyze.redact import redact
 
-    data = summary(Store(store), parse_since(since), parse_labels(where))
+    data = summary(open_store(store), parse_since(since), parse_labels(where))
     if out_format == "json":
         print_json(data)
     else:

@@ -15,7 +15,7 @@ from loganalyze.catalog import select_runs
 from loganalyze.diagnosis import diagnose
 from loganalyze.diagnosis.base import SEVERITIES
 from loganalyze.errors import LoganalyzeError
-from loganalyze.query import partition_values, restrict, view
+from loganalyze.query import partition_values, restrict
 from loganalyze.run import Run
 from loganalyze.store import Store
 
@@ -52,7 +52,7 @@ def summary(store: Store, since: datetime | None, where: dict[str, str] | None =
     store = restrict(store, where)
     found, rows = servers(store, since), []
     for (run, cluster, host), ids in sorted(found.items()):
-        only = view(store, lambda _, src, ids=ids: src["id"] in ids)
+        only = store.filtered(lambda _, src, ids=ids: src["id"] in ids)
         findings = diagnose(Run(run, only))
         if findings:
             worst = min(findings, key=lambda f: SEVERITIES.index(f.severity)).severity

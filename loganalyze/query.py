@@ -11,9 +11,8 @@ sources before that (SQL WHERE on them is correct too, but opens every file).
 
 from __future__ import annotations
 
-import copy
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
@@ -21,7 +20,7 @@ import polars as pl
 from loganalyze.errors import LoganalyzeError
 from loganalyze.redact import redact as redact_text
 from loganalyze.redact import redact_frame
-from loganalyze.store import Store
+from loganalyze.store import Store, open_store
 from parsers.tables import SCHEMAS, empty
 
 PARTITIONS = ("date", "cluster", "host", "engine")
@@ -43,26 +42,12 @@ def source_name(path: str) -> str:
     return path.rstrip("/").rsplit("/", 1)[-1].split(".")[0] or path
 
 
-def view(store: Store, keep: Callable[[dict, dict], bool]) -> Store:
-    """`store` as if its runs held only the sources `keep(run, source)` accepts: everything
-    read through it (Store.run, files, scan, table_counts) opens only their files. Runs
-    left without a source disappear."""
-    def runs() -> dict[str, dict]:
-        kept = {name: {**run, "sources": [s for s in run["sources"] if keep(run, s)]}
-                for name, run in store.runs().items()}
-        return {name: run for name, run in kept.items() if run["sources"]}
-
-    narrowed = copy.copy(store)
-    narrowed.runs = runs
-    return narrowed
-
-
 def restrict(store: Store, where: dict[str, str] | None) -> Store:
     """Only the sources whose partition values match `where`: partition pruning from the
     catalog, before any file is read."""
     if not where:
         return store
-    return view(store, lambda run, src: all(partition_values(run, src).get(k) == v for k, v in where.items()))
+    return store.filtered(lambda run, src: all(partition_values(run, src).get(k) == v for k, v in where.items()))
 
 
 def partitions(store: Store, runs: Sequence[str]) -> pl.DataFrame:
@@ -97,7 +82,7 @@ def tables(store: Store | str | Path | None = None, runs: Sequence[str] | None =
     The canonical and registered tables are always there, empty if no run has rows in
     them, so that a query written for one store runs on any other.
     """
-    store = restrict(store if isinstance(store, Store) else Store(store), where)
+    store = restrict(open_store(store), where)
     selected = [r for r in runs if not where or r in store.runs()] if runs else sorted(store.runs())
     counts = {r: store.table_counts(r) for r in selected}
     names = set(SCHEMAS) | {t for c in counts.values() for t in c}

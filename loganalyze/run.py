@@ -10,7 +10,7 @@ from pathlib import Path
 
 import polars as pl
 
-from loganalyze.store import Store
+from loganalyze.store import Store, open_store
 
 
 @dataclass
@@ -44,6 +44,6 @@ class Run:
 
 def open_run(name: str, store: Store | str | Path | None = None) -> Run:
     """Open an existing run; raises LoganalyzeError naming the runs that exist otherwise."""
-    store = store if isinstance(store, Store) else Store(store)
+    store = open_store(store)
     store.run(name)
     return Run(name, store)

@@ -2,44 +2,57 @@
 
 Layout: `<root>/<table>/run=<run>/<source-id>-<part>.parquet` and `<root>/catalog.json`.
 The catalog is the commit point: a table file counts only once its source is in the
-catalog, and the catalog is replaced atomically (write a temp file, fsync, rename). So a
+catalog, and the catalog is replaced whole (a rename, or one conditional PUT). So a
 crash at any moment leaves the store as it was before or after a commit (an ingest of
 many files commits chunk by chunk, loganalyze/ingest/inputs.py `chunks`), with whole sources
 only; files left from a crash are removed by the next writer (`cleanup`).
 
-Writers serialise on an fcntl lock around every read-modify-write of the catalog (commit,
-cleanup, repair). Readers take no lock: they see one catalog and the files it lists,
-which are never changed once published.
+One `Store` holds all of that logic: staging, commit through the catalog, cleanup, the
+checked listing of a run's tables. Where the store lives is its `Backend`, which
+supplies a few primitives: a folder on this machine (loganalyze/localfs.py: renames, an
+fcntl lock, footers) or an S3-compatible object store (loganalyze/objstore.py: copies, a
+conditional catalog PUT instead of a lock, objects younger than an hour left alone).
+`open_store` picks the backend from the root's name.
+
+Writers of a local store serialise on its lock around every read-modify-write of the
+catalog (commit, cleanup, repair); on an object store, of two concurrent commits one
+wins the conditional PUT and the other starts over from the catalog it lost to. Readers
+take no lock: they see one catalog and the files it lists, which are never changed once published.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
+import copy
 import io
 import json
 import os
 import re
 import shutil
-import uuid
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import polars as pl
-import pyarrow.parquet as pq
 
+from loganalyze import objstore
+from loganalyze.backend import Backend
 from loganalyze.errors import LoganalyzeError
+from loganalyze.localfs import CATALOG, REPAIR_HINT, LocalBackend, write_errors
 from parsers.tables import SCHEMAS, TABLE_NAME, conform, empty
+
+__all__ = ["CATALOG", "REPAIR_HINT", "RUN_NAME", "SOURCE_ID", "TABLE_NAME", "Backend", "Staging", "Store",
+           "check_run_name", "default_root", "open_store", "write_errors"]
 
 # \Z, not $: `$` also matches before a final newline, and a name is used as a path.
 RUN_NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}\Z")
 SOURCE_ID = re.compile(r"^[0-9a-f]{16}\Z")
-CATALOG = "catalog.json"
 # zstd 1 writes ~15% faster than the default 3 and log tables come out the same size.
 PARQUET_ZSTD_LEVEL = 1
-REPAIR_HINT = "run `loganalyze check --repair`"
+COMMIT_TRIES = 20  # conditional catalog PUTs lost to other writers before a commit gives up
+
+_SOURCE_IDS: dict = {}  # "key": the backend's catalog version the sets were read from; run -> ids
 
 
 def default_root() -> Path:
@@ -48,6 +61,12 @@ def default_root() -> Path:
         return Path(os.environ["LOGANALYZE_STORE"])
     data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(data) / "loganalyze"
+
+
+def backend_for(root: Path | str | None) -> Backend:
+    """`s3://bucket/prefix` (or $LOGANALYZE_STORE so set) is an object store, anything else a folder."""
+    where = str(root) if root else os.environ.get("LOGANALYZE_STORE") or str(default_root())
+    return objstore.S3Backend(where) if objstore.is_url(where) else LocalBackend(where)
 
 
 def check_run_name(name: str) -> str:
@@ -60,81 +79,12 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _encode(cat: dict) -> bytes:
+    return json.dumps(cat, indent=1, sort_keys=True).encode()
 
 
-@contextlib.contextmanager
-def write_errors(root: Path, doing: str) -> Iterator[None]:
-    """A full disk or a file-size limit (ENOSPC, EFBIG, ...) as one line naming the store."""
-    try:
-        yield
-    except OSError as e:
-        raise LoganalyzeError(f"store {root}: cannot {doing} ({e.strerror or e}); the store is unchanged") from None
-
-
-def _write_durably(path: Path, data: bytes | memoryview) -> None:
-    """Write and fsync, so that once the catalog lists a file its bytes survive a power loss too."""
-    with open(path, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-_FOOTERS: dict[tuple, tuple[int, int | None, int | None]] = {}
-FOOTERS_KEPT = 100_000
-
-
-_SOURCE_IDS: dict = {}  # "key": the catalog's (path, inode, size, mtime) the sets were read from; run -> ids
-
-
-def footer(path: Path) -> tuple[int, int | None, int | None]:
-    """(rows, first line_no, last line_no) of a table file, by its footer: a truncated or
-    foreign file is an error naming it. The line range is None where unknown.
-
-    Remembered by (path, inode, size, mtime): one diagnosis opens the run's tables some 30
-    times, and reading 60 footers each time was a tenth of it on a 1 GB run. A file that
-    is replaced or changed has another key and is read again."""
-    try:
-        st = os.stat(path)
-        key = (str(path), st.st_ino, st.st_size, st.st_mtime_ns)
-        found = _FOOTERS.get(key)
-        if found is None:
-            if len(_FOOTERS) >= FOOTERS_KEPT:
-                _FOOTERS.clear()
-            found = _FOOTERS[key] = _read_footer(path)
-        return found
-    except Exception as e:  # pyarrow raises ArrowInvalid, OSError, ...
-        raise LoganalyzeError(f"{path}: damaged table file ({e}); {REPAIR_HINT}") from None
-
-
-def _read_footer(path: Path) -> tuple[int, int | None, int | None]:
-    md = pq.read_metadata(path)
-    paths = [md.schema.column(i).path for i in range(md.num_columns)]
-    if "line_no" not in paths or md.num_row_groups == 0:
-        return md.num_rows, None, None
-    stats = [md.row_group(i).column(paths.index("line_no")).statistics for i in range(md.num_row_groups)]
-    if any(s is None or not s.has_min_max for s in stats):
-        return md.num_rows, None, None
-    return md.num_rows, min(s.min for s in stats), max(s.max for s in stats)
-
-
-def _may_hold(foot: tuple[int, int | None, int | None], lines: Collection[int]) -> bool:
-    _, first, last = foot
+def _may_hold(line_range: tuple[int | None, int | None], lines: Collection[int]) -> bool:
+    first, last = line_range
     return first is None or any(first <= n <= last for n in lines)
 
 
@@ -155,93 +105,114 @@ def _catalog_problem(cat: object) -> str | None:
 
 
 class Staging:
-    """Table parts written for one source before they are published."""
+    """Table parts written for one source before they are published, under the backend's
+    staging area; `dir` is a local folder for what must be a file first (standard input,
+    a downloaded input)."""
 
-    def __init__(self, root: Path):
-        self.root = root
-        self.dir = root / ".tmp" / f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        with write_errors(root, "stage tables"):
-            self.dir.mkdir(parents=True)
+    def __init__(self, backend: Backend):
+        self.backend = backend
+        self.key, self.dir = backend.new_staging()
         self.parts: dict[str, int] = {}
         self.rows: dict[str, int] = {}
+
+    def part_key(self, table: str, n: int) -> str:
+        return f"{self.key}/{table}/{n:05d}.parquet"
 
     def write(self, table: str, frame: pl.DataFrame) -> None:
         """Encode in memory, then write ourselves: polars would hide ENOSPC/EFBIG in a ComputeError."""
         if frame.height == 0:
             return
         n = self.parts.get(table, 0)
-        target = self.dir / table / f"{n:05d}.parquet"
         buf = io.BytesIO()
         conform(table, frame).write_parquet(buf, compression="zstd", compression_level=PARQUET_ZSTD_LEVEL)
-        with write_errors(self.root, "stage tables"):
-            target.parent.mkdir(exist_ok=True)
-            _write_durably(target, buf.getbuffer())
+        self.backend.write(self.part_key(table, n), buf.getbuffer())
         self.parts[table] = n + 1
         self.rows[table] = self.rows.get(table, 0) + frame.height
 
+    def moves(self, run: str, source_id: str) -> list[tuple[str, str]]:
+        """(staged key, final key) of each of the source's parts."""
+        return [(self.part_key(table, i), f"{table}/run={run}/{source_id}-{i:05d}.parquet")
+                for table, n in self.parts.items() for i in range(n)]
+
     def discard(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
+        with contextlib.suppress(Exception):  # what stays is a leftover for a later cleanup
+            self.backend.delete([self.part_key(t, i) for t, n in self.parts.items() for i in range(n)])
 
 
 class Store:
-    """A run store at `root`; every method that writes takes the store's lock."""
+    """A run store on a backend (or at a root, whose backend `backend_for` picks); every
+    method that writes holds the backend's `writing` or `lock`."""
 
-    def __new__(cls, root: Path | str | None = None):
-        """`Store("s3://bucket/prefix")` (or $LOGANALYZE_STORE so set) is the object-store
-        kind (loganalyze/objstore.py), so every caller that opens a store by name can use one."""
-        if cls is Store and str(root or os.environ.get("LOGANALYZE_STORE", "")).startswith("s3://"):
-            from loganalyze.objstore import S3Store
+    def __init__(self, root: Backend | Path | str | None = None):
+        self.backend: Backend = root if hasattr(root, "read_catalog") else backend_for(root)
+        self._snapshot: dict | None = None
+        self._listings: dict[tuple[str, str], dict[str, list[str]]] = {}
+        self._ids: dict = {}
+        self._keeps: tuple[Callable[[dict, dict], bool], ...] = ()
 
-            return super().__new__(S3Store)
-        return super().__new__(cls)
+    def filtered(self, keep: Callable[[dict, dict], bool]) -> Store:
+        """This store as if its runs held only the sources `keep(run, source)` accepts:
+        everything read through it (run, files, scan, table_counts) opens only their files,
+        and runs left without a source disappear. A view to read: it shares this store's
+        backend and snapshot."""
+        view = copy.copy(self)
+        view._keeps = (*self._keeps, keep)
+        return view
 
-    def __init__(self, root: Path | str | None = None):
-        self.root = Path(root) if root else default_root()
+    @property
+    def root(self) -> str:
+        return self.backend.root
 
-    def __getnewargs__(self) -> tuple:
-        """Unpickled (in a Ray task) as the same kind of store, whatever $LOGANALYZE_STORE says there."""
-        return (self.root,)
+    def lock(self) -> contextlib.AbstractContextManager[None]:
+        return self.backend.lock()
 
-    @contextlib.contextmanager
-    def lock(self) -> Iterator[None]:
-        with write_errors(self.root, "lock the store"):
-            self.root.mkdir(parents=True, exist_ok=True)
-            f = open(self.root / ".lock", "a+")
-        with f:
-            fcntl.flock(f, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(f, fcntl.LOCK_UN)
+    @property
+    def _snapshots(self) -> bool:
+        return self.backend.version() is None
+
+    @property
+    def _hint(self) -> str:
+        return f"; {REPAIR_HINT}" if self.backend.local else ""
+
+    def read_catalog(self) -> tuple[dict, bool, str | None]:
+        """The catalog as it is now, whether it exists, and the token to replace it with."""
+        where = self.backend.name(CATALOG)
+        try:
+            found = self.backend.read_catalog()
+            cat = json.loads(found[0]) if found else {"version": 1, "runs": {}}
+        except (OSError, ValueError) as e:
+            raise LoganalyzeError(f"{where}: damaged catalog ({e}){self._hint}") from None
+        if found is None:
+            if self.backend.has_tables():
+                raise LoganalyzeError(f"{where}: damaged catalog (missing, but table files exist){self._hint}")
+            return cat, False, None
+        if problem := _catalog_problem(cat):
+            raise LoganalyzeError(f"{where}: damaged catalog ({problem}){self._hint}")
+        return cat, True, found[1]
 
     def catalog(self) -> dict:
-        path = self.root / CATALOG
-        try:
-            cat = json.loads(path.read_bytes())
-        except FileNotFoundError:
-            if any(self.root.glob("*/run=*/*.parquet")):
-                raise LoganalyzeError(f"{path}: damaged catalog (missing, but table files exist); {REPAIR_HINT}") from None
-            return {"version": 1, "runs": {}}
-        except (OSError, ValueError) as e:
-            raise LoganalyzeError(f"{path}: damaged catalog ({e}); {REPAIR_HINT}") from None
-        if problem := _catalog_problem(cat):
-            raise LoganalyzeError(f"{path}: damaged catalog ({problem}); {REPAIR_HINT}")
+        """The catalog readers see: read each time from a folder; from an object store read
+        once and kept (a snapshot), so that a reader sees one catalog and a fleet query does
+        not pay a request per table per server. The store's own commits refresh it."""
+        if self._snapshot is not None:
+            return self._snapshot
+        cat = self.read_catalog()[0]
+        if self._snapshots:
+            self._snapshot = cat
         return cat
 
     def write_catalog(self, cat: dict) -> None:
-        """Replace the catalog atomically; call under the lock. The temp file goes on failure."""
-        tmp = self.root / f".{CATALOG}.{os.getpid()}.tmp"
-        try:
-            _write_durably(tmp, json.dumps(cat, indent=1, sort_keys=True).encode())
-            os.replace(tmp, self.root / CATALOG)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        with contextlib.suppress(OSError):  # committed already; only durability is at stake
-            _fsync_dir(self.root)
+        """Replace the catalog; call under the lock."""
+        self.backend.put_catalog(_encode(cat), None)
 
     def runs(self) -> dict[str, dict]:
-        return self.catalog()["runs"]
+        runs = self.catalog()["runs"]
+        if not self._keeps:
+            return runs
+        kept = {name: {**run, "sources": [s for s in run["sources"] if all(keep(run, s) for keep in self._keeps)]}
+                for name, run in runs.items()}
+        return {name: run for name, run in kept.items() if run["sources"]}
 
     def run(self, name: str) -> dict:
         check_run_name(name)
@@ -252,7 +223,7 @@ class Store:
         return runs[name]
 
     def staging(self) -> Staging:
-        return Staging(self.root)
+        return Staging(self.backend)
 
     def has_source(self, run: str, source_id: str) -> bool:
         """Whether `run` lists the source; ids (sha256 prefixes) name its files, so they are the key."""
@@ -260,104 +231,107 @@ class Store:
 
     def source_ids(self, run: str) -> frozenset[str]:
         """The ids of the sources `run` lists, read again only when the catalog was replaced
-        (every commit renames a new file in): an ingest of 100,000 files asks once per file,
-        and its own commits grow the catalog to 100,000 sources. Kept per process, as the
-        footers are, so the worker processes of a many-file ingest read it once per commit."""
-        path = self.root / CATALOG
-        try:
-            st = os.stat(path)
-            key = (str(path), st.st_ino, st.st_size, st.st_mtime_ns)
-        except FileNotFoundError:
-            return frozenset()
-        if _SOURCE_IDS.get("key") != key:
-            _SOURCE_IDS.clear()
-            _SOURCE_IDS["key"] = key
-        if run not in _SOURCE_IDS:
-            _SOURCE_IDS[run] = frozenset(s["id"] for s in self.runs().get(run, {}).get("sources", []))
-        return _SOURCE_IDS[run]
+        (the backend's `version`): an ingest of 100,000 files asks once per file, and its
+        own commits grow the catalog to 100,000 sources. Kept per process, as the footers
+        are, so the worker processes of a many-file ingest read it once per commit; with a
+        snapshot, kept with it."""
+        version = self.backend.version()
+        cache = self._ids if version is None else _SOURCE_IDS
+        if cache.get("key") != version:
+            cache.clear()
+            cache["key"] = version
+        if run not in cache:
+            cache[run] = frozenset(s["id"] for s in self.runs().get(run, {}).get("sources", []))
+        return cache[run]
 
     def commit(self, run: str | None, staged: list[tuple[dict, Staging]]) -> tuple[str, list[bool]]:
         """Publish staged sources into `run` (a new run<N> if None) with one catalog write.
 
-        Under the lock, so that concurrent ingests see each other's commits: the duplicate
-        check, the new run's name and the catalog's read-modify-write. When a write fails
-        (full disk) the parts moved so far are removed again; after a crash or an interrupt
-        they are unlisted leftovers for `cleanup`. Returns the run and, per source, whether
-        it was added (False: the run already had it).
+        Within the backend's `writing` (a local store's lock), so that concurrent ingests see
+        each other's commits: the duplicate check, the new run's name and the catalog's
+        read-modify-write; on an object store, a catalog PUT that another writer's beat
+        starts the commit over from the catalog it lost to. When a write fails (full disk)
+        the parts published so far are taken back where the backend can; after a crash or
+        an interrupt they are unlisted leftovers for `cleanup`. Returns the run and, per
+        source, whether it was added (False: the run already had it).
         """
-        with self.lock():
-            cat = self.catalog()
-            if not (self.root / CATALOG).exists():  # from now on, table files without a catalog mean damage
-                with write_errors(self.root, "write the catalog"):
-                    self.write_catalog(cat)
-            run = run or _next_run_name(cat)
-            entry_of_run = cat["runs"].get(run) or {"created": _now(), "sources": []}
-            published: list[Path] = []
-            try:
-                added = add_sources(entry_of_run, staged,
-                                    lambda sid, stage: published.extend(self._publish(run, sid, stage)))
-                if any(added):
-                    cat["runs"][run] = entry_of_run
-                    with write_errors(self.root, "write the catalog"):
-                        self.write_catalog(cat)
-            except LoganalyzeError:  # a write failed before the catalog changed: take the parts back
-                for f in published:
-                    f.unlink(missing_ok=True)
-                raise
-            return run, added
+        with self.backend.writing():
+            for _ in range(COMMIT_TRIES):
+                cat, present, token = self.read_catalog()
+                if not present:  # from now on, table files without a catalog mean damage
+                    self.backend.put_catalog(_encode(cat), None)
+                    continue
+                name = run or _next_run_name(cat)
+                entry_of_run = cat["runs"].get(name) or {"created": _now(), "sources": []}
+                moves: list[tuple[str, str]] = []
+                added = add_sources(entry_of_run, staged, lambda sid, stage: moves.extend(stage.moves(name, sid)))
+                try:
+                    self.backend.publish(moves)
+                    if not any(added) or self.backend.put_catalog(
+                            _encode({**cat, "runs": {**cat["runs"], name: entry_of_run}}), token):
+                        self._snapshot, self._listings, self._ids = None, {}, {}
+                        return name, added
+                except LoganalyzeError:  # a write failed before the catalog changed
+                    self.backend.unpublish([final for _, final in moves])
+                    raise
+        raise LoganalyzeError(f"store {self.root}: the catalog changed {COMMIT_TRIES} times while publishing; "
+                              "try again")
 
-    def _publish(self, run: str, source_id: str, stage: Staging) -> list[Path]:
-        """Move a source's staged parts to their final names (same filesystem: a rename each)."""
-        moved: list[Path] = []
-        with write_errors(self.root, "publish tables"):
-            for table, n in stage.parts.items():
-                final = self.root / table / f"run={run}"
-                final.mkdir(parents=True, exist_ok=True)
-                for i in range(n):
-                    moved.append(final / f"{source_id}-{i:05d}.parquet")
-                    os.replace(stage.dir / table / f"{i:05d}.parquet", moved[-1])
-                _fsync_dir(final)
-        return moved
-
-    def leftovers(self) -> list[Path]:
-        """What crashed writers left: catalog temp files, staging of dead processes, table
-        files the catalog does not list (whole run folders when nothing else is in them).
-        Meaningful under the lock only, where no commit is half-way (a catalog temp file
-        then has no live writer)."""
-        found = list(self.root.glob(f".{CATALOG}.*.tmp"))
-        for d in self.root.glob(".tmp/*"):
-            pid = d.name.split("-")[0]
-            if not (pid.isdigit() and _pid_alive(int(pid))):
-                found.append(d)
+    def leftovers(self) -> list[str]:
+        """Keys of what crashed writers left: staging and temp files no live writer owns,
+        settled table files the catalog does not list (whole run folders when nothing else
+        is in them). On a local store meaningful under the lock only."""
         runs = self.runs()
-        for folder in self.root.glob("*/run=*"):
-            ids = {s["id"] for s in runs.get(folder.name[4:], {}).get("sources", [])}
-            entries = list(folder.iterdir())
-            stale = [f for f in entries if f.suffix == ".parquet" and f.name.split("-")[0] not in ids]
+        found = self.backend.abandoned()
+        for folder, entries in self.backend.run_folders().items():
+            ids = {s["id"] for s in runs.get(folder.rstrip("/").rsplit("/run=", 1)[1], {}).get("sources", [])}
+            stale = [folder + n for n, settled in entries
+                     if settled and n.endswith(".parquet") and n.split("-")[0] not in ids]
             found += [folder] if len(stale) == len(entries) else stale
         return found
 
+    def remove(self, keys: list[str]) -> list[str]:
+        """Remove files and folders (leftovers, damaged sources); returns their names."""
+        self.backend.delete(keys)
+        return [self.backend.name(k) for k in keys]
+
     def cleanup(self) -> list[str]:
         """Remove crash leftovers (see `leftovers`); returns what was removed."""
-        if not self.root.exists():
+        if self.backend.local and not Path(self.root).exists():
             return []
-        with self.lock():
-            return remove_paths(self.leftovers())
+        with self.backend.writing():
+            return self.remove(self.leftovers())
 
-    def source_files(self, run: str, source_id: str, table: str) -> list[Path]:
-        return sorted((self.root / table / f"run={run}").glob(f"{source_id}-*.parquet"))
+    def _listing(self, run: str, table: str) -> dict[str, list[str]]:
+        """The table's files in the run by source id, from one listing of its folder."""
+        if (run, table) in self._listings:
+            return self._listings[run, table]
+        folder, by_source = f"{table}/run={run}/", {}
+        for n in sorted(self.backend.list(f"{table}/run={run}/")):
+            if n.endswith(".parquet") and SOURCE_ID.fullmatch(n.split("-")[0]):
+                by_source.setdefault(n.split("-")[0], []).append(self.backend.name(folder + n))
+        if self._snapshots:
+            self._listings[run, table] = by_source
+        return by_source
 
-    def files(self, run: str, table: str) -> list[Path]:
-        """A table's files in a run, checked against the catalog's row counts (footers only),
-        so that a damaged store is an error naming the file rather than a wrong answer."""
-        found: list[Path] = []
+    def source_files(self, run: str, source_id: str, table: str) -> list[str]:
+        return self._listing(run, table).get(source_id, [])
+
+    def files(self, run: str, table: str) -> list[str]:
+        """A table's files in a run, checked against the catalog: their row counts (footers
+        only) where the backend reads them, else their presence; so that a damaged store is
+        an error naming the file rather than a wrong answer."""
+        listing, found = self._listing(run, table), []
         for src in self.run(run)["sources"]:
-            files = self.source_files(run, src["id"], table)
-            rows, expected = sum(footer(f)[0] for f in files), src["tables"].get(table, 0)
-            if rows != expected:
-                where = f"{self.root / table / f'run={run}'}/{src['id']}-*.parquet"
+            files, expected = listing.get(src["id"], []), src["tables"].get(table, 0)
+            rows = self.backend.rows(files)
+            where = f"{self.backend.name(f'{table}/run={run}')}/{src['id']}-*.parquet"
+            shown = src.get("path", src["id"])
+            if rows is None and expected and not files:
+                raise LoganalyzeError(f"{where}: missing, the catalog lists {expected} rows (source {shown})")
+            if rows is not None and rows != expected:
                 raise LoganalyzeError(f"{where}: {rows} rows on disk, the catalog lists {expected} "
-                                      f"(source {src.get('path', src['id'])}); {REPAIR_HINT}")
+                                      f"(source {shown}){self._hint}")
             found += files
         return found
 
@@ -365,16 +339,17 @@ class Store:
         """One table of one run as a LazyFrame (empty with the right columns if absent).
 
         With `lines`, only the files whose line range holds one of those line numbers:
-        finding three lines of a 1 GB run then opens one or two of its 60 files."""
+        finding three lines of a 1 GB run then opens one or two of its 60 files (where the
+        backend reads footers)."""
         files = self.files(run, table)
         if lines is not None:
-            files = [f for f in files if _may_hold(footer(f), lines)]
+            files = [f for f in files if _may_hold(self.backend.line_range(f), lines)]
         if not files:
             return empty(table).lazy() if table in SCHEMAS else pl.LazyFrame()
         try:
-            return pl.scan_parquet(files, glob=False)  # a store path with * ? [ is a path, not a pattern
+            return self.backend.scan(files)
         except Exception as e:
-            raise LoganalyzeError(f"cannot read table {table} of run {run}: {e}; {REPAIR_HINT}") from None
+            raise LoganalyzeError(f"cannot read table {table} of run {run}: {e}{self._hint}") from None
 
     def table_counts(self, run: str) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -384,21 +359,15 @@ class Store:
         return counts
 
 
-def remove_paths(paths: list[Path]) -> list[str]:
-    """Remove files and folders (leftovers, damaged sources); returns their names."""
-    for p in paths:
-        if p.is_dir():
-            shutil.rmtree(p, ignore_errors=True)
-        else:
-            p.unlink(missing_ok=True)
-    return [str(p) for p in paths]
+def open_store(store: Store | Path | str | None = None) -> Store:
+    """The store a caller names: a Store as it is, else the store at that root (None: `default_root`)."""
+    return store if isinstance(store, Store) else Store(store)
 
 
 def add_sources(entry_of_run: dict, staged: list[tuple[dict, Any]], publish: Callable[[str, Any], None]) -> list[bool]:
     """Add to a run's catalog entry the staged sources it does not list yet (a file ingested
-    before, or given twice, counts once), publishing each one's files with
-    `publish(source_id, stage)`; returns, per staged source, whether it was added. Both
-    store kinds commit through this; they differ in how files are published."""
+    before, or given twice, counts once), collecting each one's files with
+    `publish(source_id, stage)`; returns, per staged source, whether it was added."""
     seen = {s["id"] for s in entry_of_run["sources"]}
     added: list[bool] = []
     for entry, stage in staged:

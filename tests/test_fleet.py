@@ -20,7 +20,6 @@ from conftest import ROOT
 from loganalyze.cli import main
 from loganalyze.errors import LoganalyzeError
 from loganalyze.fleet import summary
-from loganalyze.objstore import S3Store
 from loganalyze.query import tables
 from loganalyze.store import Store
 from parsers import userformat
@@ -142,7 +141,7 @@ def test_failed_ingest_publishes_nothing_and_readers_trust_only_the_catalog(s3):
     la.ingest([f"{DAY}/c0/host0001.log.gz"], store=store)
     stray = "0123456789abcdef-00000.parquet"  # an unlisted file, as a crash before the catalog PUT leaves it
     s3["client"].copy_object(Bucket="fleet", Key=f"{store[11:]}/stats/run=run1/{stray}",
-                             CopySource={"Bucket": "fleet", "Key": S3Store(store).files("run1", "stats")[0][11:]})
+                             CopySource={"Bucket": "fleet", "Key": Store(store).files("run1", "stats")[0][11:]})
     assert la.query("SELECT count(*) AS n FROM stats", store=store).collect()["n"][0] == 40
 
 
@@ -208,9 +207,9 @@ def test_cleanup_removes_only_old_unlisted_objects(s3, monkeypatch):
     prefix = store[len("s3://fleet/"):]
     for key in ("stats/run=run1/0123456789abcdef-00000.parquet", ".tmp/1234/stats/00000.parquet"):
         s3["client"].put_object(Bucket="fleet", Key=f"{prefix}/{key}", Body=b"left by a crash")
-    assert S3Store(store).cleanup() == []  # younger than LEFTOVER_AGE: maybe a concurrent writer's
+    assert Store(store).cleanup() == []  # younger than LEFTOVER_AGE: maybe a concurrent writer's
     monkeypatch.setattr("loganalyze.objstore.LEFTOVER_AGE", timedelta(0))
-    assert sorted(S3Store(store).cleanup()) == [f"{store}/.tmp/1234/stats/00000.parquet",
+    assert sorted(Store(store).cleanup()) == [f"{store}/.tmp/1234/stats/00000.parquet",
                                                 f"{store}/stats/run=run1/0123456789abcdef-00000.parquet"]
     assert la.query("SELECT count(*) AS n FROM stats", store=store).collect()["n"][0] == 40
 

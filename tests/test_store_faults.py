@@ -37,7 +37,7 @@ from loganalyze.store import Store
 from store_helpers import ROOT, cli, cli_command, counts, rows_on_disk, sglang_log, snapshot
 
 INGEST = importlib.import_module("loganalyze.ingest.source")  # one input: opening, parsing, staging
-STORE = importlib.import_module("loganalyze.store")
+LOCALFS = importlib.import_module("loganalyze.localfs")  # the local backend, whose writes a full disk fails
 
 KILLS = 10
 KILLS_LONG = 50
@@ -276,14 +276,14 @@ def test_full_disk_is_one_line_and_rolls_back(clean, tmp_path, monkeypatch, fail
     store = tmp_path / "s"
     shutil.copytree(clean.base, store)
     before = snapshot(store)
-    real = STORE._write_durably
+    real = LOCALFS.write_durably
 
     def full_disk(path, data):
         if path.name.startswith(failing) or path.name.endswith(failing):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return real(path, data)
 
-    monkeypatch.setattr(STORE, "_write_durably", full_disk)
+    monkeypatch.setattr(LOCALFS, "write_durably", full_disk)
     with pytest.raises(LoganalyzeError, match="No space left on device"):
         la.ingest(clean.logs[:1], run="r", store=store)
     assert snapshot(store) == before

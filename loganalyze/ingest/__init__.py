@@ -21,7 +21,7 @@ from loganalyze.errors import LoganalyzeError, UnknownFormat
 from loganalyze.ingest.executors import discard, stage_chunks
 from loganalyze.ingest.inputs import expand_inputs
 from loganalyze.ingest.results import IngestResult, Progress, SourceResult, Tally
-from loganalyze.store import Staging, Store, check_run_name
+from loganalyze.store import Staging, Store, check_run_name, open_store
 
 __all__ = ["IngestResult", "SourceResult", "ingest"]
 
@@ -45,7 +45,7 @@ def ingest(paths: Iterable[str | Path], run: str | None = None, store: Store | s
     if engine is not None:
         warnings.warn("ingest(engine=) is deprecated: use executor= (the same values)", DeprecationWarning, stacklevel=2)
         executor = engine
-    store = store if isinstance(store, Store) else Store(store)
+    store = open_store(store)
     paths = expand_inputs(paths)
     if not paths:
         raise LoganalyzeError("nothing to ingest: give at least one file")

@@ -151,7 +151,7 @@ def worth_processes(store: Store, paths: list[str]) -> int:
     small files (a batch or two each, parsed on one thread) with enough bytes between them
     to cover starting the processes (about half a second of CPU each)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    if cores < 2 or len(paths) < 2 or type(store) is not Store:
+    if cores < 2 or len(paths) < 2 or not store.backend.local:  # worker processes stage into a local store only
         return 0
     if any(p == "-" or objstore.is_url(p) or not os.path.isfile(p) for p in paths):
         return 0

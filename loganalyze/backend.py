@@ -1,0 +1,79 @@
+"""What a run store needs from where it lives: the `Backend` protocol.
+
+The store's logic (staging, commit through the catalog, cleanup, the checked listing of
+a run's tables) is written once, in loganalyze/store.py, against these primitives. Two
+backends supply them: a folder on this machine (loganalyze/localfs.py) and an
+S3-compatible object store (loganalyze/objstore.py); each module says what its
+primitives rest on (rename and a lock; copies and a conditional PUT).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Protocol
+
+import polars as pl
+
+
+class Backend(Protocol):
+    """Where a store's files live. Keys are '/'-separated paths under the store's root
+    (`catalog.json`, `stats/run=r1/<id>-00000.parquet`); a key ending in '/' is a folder."""
+
+    root: str  # the store as named in messages: a folder or s3://bucket/prefix
+    local: bool  # a folder on this machine: it has a lock, `check` and worker processes
+
+    def name(self, key: str) -> str:
+        """The key as a path or URL, for messages and for polars to read."""
+
+    def version(self) -> object | None:
+        """A cheap token that changes with every catalog write; None where asking costs a
+        request: the store then keeps the first catalog it reads, and its listings (a snapshot)."""
+
+    def read_catalog(self) -> tuple[bytes, str | None] | None:
+        """The catalog's bytes and a token for `put_catalog`; None: no catalog yet."""
+
+    def put_catalog(self, data: bytes, token: str | None) -> bool:
+        """Replace the catalog whole; False when another writer replaced it since `token` was read."""
+
+    def lock(self) -> contextlib.AbstractContextManager[None]:
+        """Exclusive for commands of several writes (rm, check --repair); refused where there is none."""
+
+    def writing(self) -> contextlib.AbstractContextManager[None]:
+        """Held around a commit or a cleanup."""
+
+    def new_staging(self) -> tuple[str, Path]:
+        """The key of a new staging area, and a local folder for inputs that must be a file first."""
+
+    def write(self, key: str, data: bytes | memoryview) -> None:
+        """A file whole (durable, or absent after a crash)."""
+
+    def publish(self, moves: list[tuple[str, str]]) -> None:
+        """Staged keys to their final keys."""
+
+    def unpublish(self, keys: list[str]) -> None:
+        """Take back what a failed commit published, where no other writer can have published it too."""
+
+    def delete(self, keys: list[str]) -> None:
+        """Files, and folders whole."""
+
+    def list(self, folder: str) -> list[str]:
+        """The names in a folder."""
+
+    def run_folders(self) -> dict[str, list[tuple[str, bool]]]:
+        """Every `<table>/run=<run>/` folder: its names, each with whether it is settled (no live writer's)."""
+
+    def has_tables(self) -> bool:
+        """Whether any table file exists (a store without a catalog and with tables is damaged)."""
+
+    def abandoned(self) -> list[str]:
+        """Staging areas and temp files no live writer owns."""
+
+    def rows(self, names: list[str]) -> int | None:
+        """The rows of table files, or None where they are not read to list a table."""
+
+    def line_range(self, name: str) -> tuple[int | None, int | None]:
+        """The first and last line_no of a table file; None where unknown."""
+
+    def scan(self, names: list[str]) -> pl.LazyFrame:
+        """Table files as one LazyFrame."""

@@ -1,0 +1,50 @@
+"""The store's backends: each supplies every primitive of the `Backend` protocol, and
+one `Store` (staging, commit, listing) works over either; a filtered view narrows what
+is read without touching the store it came from."""
+
+from __future__ import annotations
+
+import inspect
+
+import polars as pl
+
+import loganalyze as la
+from conftest import sample
+from loganalyze.backend import Backend
+from loganalyze.localfs import LocalBackend
+from loganalyze.objstore import S3Backend
+from loganalyze.store import Store, open_store
+
+
+def protocol_methods() -> set[str]:
+    return {n for n, v in vars(Backend).items() if not n.startswith("_") and callable(v)}
+
+
+def test_each_backend_supplies_every_primitive_with_its_parameters():
+    for backend in (LocalBackend, S3Backend):
+        for name in protocol_methods():
+            assert hasattr(backend, name), f"{backend.__name__} lacks {name}"
+            want = list(inspect.signature(getattr(Backend, name)).parameters)
+            assert list(inspect.signature(getattr(backend, name)).parameters) == want, (backend.__name__, name)
+        assert isinstance(backend.local, bool)
+
+
+def test_open_store_picks_the_backend_by_name(tmp_path):
+    assert isinstance(open_store(tmp_path).backend, LocalBackend) and open_store(tmp_path).root == str(tmp_path)
+    remote = open_store("s3://bucket/prefix/")
+    assert isinstance(remote.backend, S3Backend) and remote.root == "s3://bucket/prefix"
+    assert type(remote) is Store and open_store(remote) is remote
+
+
+def test_filtered_view_reads_only_the_kept_sources(tmp_path):
+    store = Store(tmp_path / "s")
+    la.ingest([sample("sglang", "01"), sample("sglang", "02")], run="r", store=store)
+    sources = store.run("r")["sources"]
+    keep = sources[0]["id"]
+    view = store.filtered(lambda run, src: src["id"] == keep)
+    assert [s["id"] for s in view.run("r")["sources"]] == [keep]
+    assert view.table_counts("r") == sources[0]["tables"]
+    assert all(f.rsplit("/", 1)[1].startswith(keep) for f in view.files("r", "stats"))
+    assert view.scan("r", "stats").select(pl.len()).collect().item() == sources[0]["tables"].get("stats", 0)
+    assert len(store.run("r")["sources"]) == 2  # the store it came from is unchanged
+    assert store.filtered(lambda run, src: False).runs() == {}
