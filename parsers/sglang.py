@@ -216,7 +216,7 @@ KINDS = (
            r"(?P<reason>Some requests fail to receive KV Cache transfer done signal after bootstrapping)", "warning", (
                Sample("Some requests fail to receive KV Cache transfer done signal after bootstrapping. If a greater "
                       "mean TTFT is acceptable, you can 'export SGLANG_DISAGGREGATION_WAITING_TIMEOUT=600' (10 "
-                      "minutes) to relax the timeout condition. ",
+                      "minutes) to relax the timeout condition.",
                       reason="Some requests fail to receive KV Cache transfer done signal after bootstrapping"),
            )),
     # Settings the server chose or adjusted, stated on a line of their own (server_args.py,
