@@ -5,8 +5,9 @@ block lacks what only the command line says (`--max-concurrency`, `--num-prompts
 takes those from the nearest client args above it in the same file (config `bench.*`).
 
 The rules (each number's note says which one gave it):
-* Level: the requested concurrency (`max_concurrency`; bench_one_batch's batch size). One
-  result per level: the one with the most completed requests, then the most fields (a
+* Level: the requested concurrency (`max_concurrency`; bench_one_batch's batch size); an
+  export that names none takes its twin's (same tool, completed requests and throughput:
+  one run written as JSON, CSV and a console table). One result per level: the one with the most completed requests, then the most fields (a
   results file over the printed block of the same run), then the latest.
 * Single-stream speed: output tok/s at C=1; when that level printed none, 1000 / mean TPOT.
 * Knee: the first level where the next one adds less than 10 % per doubling of C,
@@ -69,11 +70,19 @@ def results(run: Run) -> pl.DataFrame:
         bench = joined.with_columns(fills).select(bench.columns)
     e2e = pl.coalesce("e2e_mean", pl.col("ttft_mean") + pl.col("tpot_mean") * (
         pl.col("output_tokens") / pl.col("completed") - 1))
-    return bench.with_columns(
+    out = bench.with_columns(
         c=pl.coalesce("max_concurrency", "batch_size"),
         achieved=pl.coalesce("concurrency", pl.col("request_throughput") * e2e / 1000),
         failed=pl.coalesce("failed", (pl.col("num_prompts") - pl.col("completed")).clip(lower_bound=0)),
-    ).sort("source", "line_no")
+    )
+    # One run written by several exports (AIPerf's JSON, CSV and console table): a copy that
+    # names no level is the result of the level its twin names (same tool, completed requests
+    # and request throughput), not a result of its own.
+    twin = [pl.col("tool"), pl.col("completed"), pl.col("request_throughput").round(2)]
+    known = pl.col("completed").is_not_null() & pl.col("request_throughput").is_not_null()
+    out = out.with_columns(c=pl.when(known).then(pl.col("c").fill_null(pl.col("c").max().over(twin)))
+                           .otherwise(pl.col("c")))
+    return out.sort("source", "line_no")
 
 
 def per_level(rows: pl.DataFrame) -> pl.DataFrame:
