@@ -255,7 +255,7 @@ def _number(value: object) -> int | float | None:
     """A JSON number that fits a column (not a bool, not inf or NaN), else None."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return value if math.isfinite(value) and abs(value) < 2**63 else None
+    return value if abs(value) < 2**63 and math.isfinite(value) else None  # abs first: a huge int has no float
 
 
 def _typed(value: object, dtype: pl.DataType | None) -> object:
