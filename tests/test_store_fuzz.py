@@ -14,7 +14,7 @@ from pathlib import Path
 from random import Random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import loganalyze as la
@@ -26,7 +26,7 @@ PREFIXES = (b"[2025-01-01 10:00:00] ", b"[2025-01-01 10:00:00 TP3] ", b"INFO 01-
             b"2025-01-01T10:00:00.123456789Z ", b"host:123:456 [0] NCCL INFO ", b"sglang-1  | ")
 FILLERS = (b"9", b"x", b"#", b" ", b"%", b", ", b": ", b"\xff", b"\x1b[0m", b"\r")
 EXPECTED_ERRORS = ("no text lines", "empty file")
-LONG_LINES = 100_000  # per format, in the long run
+LONG_LINES = 32_000  # per format, in the long run
 
 
 def samples_of(name: str) -> list[bytes]:
@@ -87,7 +87,8 @@ def fuzz(name: str, examples: int, lines: tuple[int, int]) -> tuple[int, int]:
     samples = samples_of(name)
     files = total = 0
 
-    @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck),
+              phases=(Phase.explicit, Phase.generate))  # a failing seed is its own minimal example
     @given(seed=st.integers(0, 2**64 - 1), n=st.integers(*lines), end=st.sampled_from([b"\n", b"", b"\r\n"]))
     def one_file(seed, n, end):
         nonlocal files, total
@@ -108,5 +109,5 @@ def test_fuzz_fast(name):
 @pytest.mark.long
 @pytest.mark.parametrize("name", list(parsers.FORMATS))
 def test_fuzz_long(name):
-    files, lines = fuzz(name, examples=125, lines=(800, 900))
-    assert files == 125 and lines >= LONG_LINES
+    files, lines = fuzz(name, examples=40, lines=(800, 900))
+    assert files == 40 and lines >= LONG_LINES
