@@ -49,7 +49,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import sysconfig
 import time
 import urllib.request
 from contextlib import contextmanager

@@ -11,6 +11,7 @@ from loganalyze.errors import LoganalyzeError
 LABEL_KEY = re.compile(r"^[a-z][a-z0-9_]{0,31}\Z")
 RESERVED_LABELS = frozenset({"run", "source"})  # the columns every table is joined to its labels on
 
+
 def parse_labels(pairs: Iterable[str]) -> dict[str, str]:
     """`key=value` pairs (--label cluster=a) as a dict; a key is what a SQL column can be named."""
     labels = {}

@@ -99,7 +99,6 @@ def test_34_vllm_011_peak_rows_and_cut_block(ingest_one):
     assert "65 requests/s" in overload.verdict and overload.evidence[0].line == 19
 
 
-
 def test_a_few_requests_at_a_rate_are_one_request_long_not_an_overload(ingest_one):
     """bench/59: 5 requests at 4/s served at 0.14/s because each takes 34 s, TTFT 0.49 s: no queue."""
     _, run = ingest_one(sample("bench", "59_"))

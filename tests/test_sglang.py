@@ -237,6 +237,7 @@ def test_87_the_decode_waiting_timeout_counts_some_requests_not_one_per_rank(ing
     assert (finding.severity, finding.confidence, finding.metrics["requests"]) == ("critical", "medium", 0)
     assert "never sent" in finding.verdict and "HTTP 500" not in finding.verdict
 
+
 def test_59_pd_transfer_failed_on_another_rank(ingest_one):
     """PD decode server, v0.5.2: TP1 and TP2 report the same request (one bootstrap room)
     failed 'from another rank': one request, the cause on another rank or the prefill side."""

@@ -25,6 +25,7 @@ from loganalyze.store import Staging, Store, check_run_name, open_store
 
 __all__ = ["IngestResult", "SourceResult", "ingest"]
 
+
 def ingest(paths: Iterable[str | Path], run: str | None = None, store: Store | str | Path | None = None,
            as_format: str | None = None, year: int | None = None,
            progress: Progress | None = None, executor: str = "local",
@@ -75,6 +76,7 @@ def ingest(paths: Iterable[str | Path], run: str | None = None, store: Store | s
         more = f" (and {len(results) - 1} more file(s) of no known format)" if len(results) > 1 else ""
         raise UnknownFormat(results[0].refused + more)
     return IngestResult(run=target, store=str(store.root), sources=results)
+
 
 def commit_chunk(store: Store, run: str | None, staged: list[tuple[SourceResult, dict | None, Staging]]
                  ) -> tuple[str | None, list[bool]]:

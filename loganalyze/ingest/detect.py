@@ -13,12 +13,14 @@ from loganalyze.errors import LoganalyzeError, UnknownFormat
 
 SAMPLE_LINES = 2000  # lines of a file's first batch that detection and the version guess read
 
+
 def year_for(mtime: float, year: int | None) -> tuple[int, str, str]:
     """Year and base date for logs that print neither, and where they came from."""
     if year:
         return year, f"{year}-01-01", "--year"
     stamp = datetime.fromtimestamp(mtime)
     return stamp.year, stamp.date().isoformat(), "file modification time"
+
 
 def choose_format(sample: pl.Series, path: Path, as_format: str | None) -> parsers.Format:
     if as_format:

@@ -20,6 +20,7 @@ from parsers import wraps
 from parsers.engine import Context, parse
 from parsers.spec import FileFormat, LogFormat
 
+
 def parse_batch(frame: pl.DataFrame, primary: LogFormat, ctx: Context) -> tuple[dict[str, list], dict[str, int]]:
     """All formats' tables for one batch, plus lines per table (unparsed included).
 
@@ -79,6 +80,7 @@ def _truncated(frame: pl.DataFrame) -> pl.Series | None:
     long = frame["raw"].str.contains(LONG_LINE_MARK)
     return long if long.any() else None
 
+
 def stage_tables(staged: Staging, tables: dict[str, list[pl.DataFrame]], lines: dict[str, int],
                  ctx: Context, result: SourceResult) -> None:
     for t, parts in tables.items():
@@ -86,6 +88,7 @@ def stage_tables(staged: Staging, tables: dict[str, list[pl.DataFrame]], lines: 
         staged.write(t, df.sort("line_no"))
     for t, n in lines.items():
         result.lines_by_table[t] = result.lines_by_table.get(t, 0) + n
+
 
 def read_whole_file(fmt: FileFormat, frame: pl.DataFrame, ctx: Context, staged: Staging,
                     result: SourceResult) -> None:

@@ -144,6 +144,7 @@ def _die_with_parent(parent: int) -> None:
     if os.getppid() != parent:  # the parent died before the line above took effect
         os._exit(1)
 
+
 def worth_processes(store: Store, paths: list[str]) -> int:
     """How many worker processes to stage `paths` with; 0: one file after another here.
 
@@ -160,6 +161,7 @@ def worth_processes(store: Store, paths: list[str]) -> int:
         return 0
     return min(cores, len(paths))
 
+
 @contextlib.contextmanager
 def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     """`workers` processes for a many-file ingest, kept for all its chunks (each costs about
@@ -170,6 +172,7 @@ def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
         yield pool
+
 
 def stage_in_processes(pool: ProcessPoolExecutor, store: Store, run: str | None, paths: list[str],
                        as_format: str | None, year: int | None, labels: dict[str, str],

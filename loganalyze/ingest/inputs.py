@@ -15,6 +15,7 @@ from loganalyze.errors import LoganalyzeError
 CHUNK_FILES = 1000  # a many-file ingest commits every CHUNK_FILES files or CHUNK_BYTES of input (see chunks)
 CHUNK_BYTES = 1 << 30
 
+
 def expand_inputs(args: Iterable[str | Path]) -> list[str]:
     """Arguments with their globs expanded: object URLs by listing, local patterns that name
     no file (quoted, so the shell left them) with `**` across folders, a folder as every
@@ -34,6 +35,7 @@ def expand_inputs(args: Iterable[str | Path]) -> list[str]:
         else:
             out.append(arg)
     return out
+
 
 def chunks(paths: list[str]) -> Iterator[list[str]]:
     """The inputs in order, cut where a chunk reaches CHUNK_FILES files or CHUNK_BYTES bytes

@@ -16,9 +16,11 @@ from parsers.spec import LogFormat
 
 PARSE_WORKERS = 2  # batches of one file parsed at once (see Pipeline)
 
+
 def stateful(fmt: LogFormat) -> bool:
     """Whether parsing a batch needs the batches before it parsed first (year rollover, carried counters)."""
     return any(k.carry for k in fmt.kinds) or any(f.complete == "year" for f in fmt.ts_formats)
+
 
 class InOrder:
     """Batches of a format that carries state from one batch to the next (year-less
@@ -67,6 +69,7 @@ class InOrder:
         with self.turn:
             self.stopped = self.stopped or error or CancelledError()
             self.turn.notify_all()
+
 
 class Pipeline:
     """Batches parsed on `workers` threads and written, in order, on one more.

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 Progress = Callable[[int, int, int, int], None]  # bytes read, lines read, files done, files in all
 Reading = Callable[[int, int], None]  # bytes and lines read so far of the file being read
 
+
 @dataclass
 class SourceResult:
     """What one input became: the contract behind `ingest --format json`."""
@@ -32,6 +33,7 @@ class SourceResult:
     def to_dict(self) -> dict:
         return asdict(self)
 
+
 @dataclass
 class IngestResult:
     run: str
@@ -40,6 +42,7 @@ class IngestResult:
 
     def to_dict(self) -> dict:
         return {"run": self.run, "store": self.store, "sources": [s.to_dict() for s in self.sources]}
+
 
 class Tally:
     """Progress over a whole ingest: the bytes and lines of the files done plus those read

@@ -21,6 +21,7 @@ from loganalyze.wrappers import unwrap
 from parsers.engine import Context, guess_version
 from parsers.spec import FileFormat, LogFormat
 
+
 def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged: Staging,
                   as_format: str | None, year: int | None, progress: Reading | None,
                   taken: set[str], workers: int = PARSE_WORKERS) -> tuple[SourceResult, dict | None]:
@@ -91,6 +92,7 @@ def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged:
     entry = {"id": sid, **{k: v for k, v in result.to_dict().items() if k != "skipped"}, "size": src.size}
     return result, entry
 
+
 def open_argument(arg: str | Path, staged: Staging) -> tuple[Input, str]:
     """The opened input for a path argument and how to show it; '-' is spooled and an
     object URL downloaded into `staged` first (and unlinked once open), so a crash leaves
@@ -102,6 +104,7 @@ def open_argument(arg: str | Path, staged: Staging) -> tuple[Input, str]:
         return open_input(local), str(arg) if objstore.is_url(arg) else "<stdin>"
     finally:
         local.unlink()
+
 
 def stage_file(store: Store, run: str | None, arg: str, as_format: str | None, year: int | None,
                labels: dict[str, str], progress: Reading | None = None, taken: frozenset[str] = frozenset(),

@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import polars as pl
 
 from loganalyze.report.model import ReportData, RunData
 
