@@ -349,8 +349,8 @@ KINDS = (
     ),
     LineKind(
         name="result_table", table="bench", needle=result_tables.NEEDLES, match=result_tables.START,
-        continuation=result_tables.CONTINUATION, handler=result_tables.tables, orphan=result_tables.MD_HEAD,
-        # The lines of one AIPerf table (fixtures/real/bench/10), read as one result.
+        continuation=result_tables.CONTINUATION, handler=result_tables.tables, orphan=result_tables.ORPHAN,
+        # The lines of one AIPerf table (fixtures/real/bench/10), read as one result, then a grid.
         samples=(
             '                                           NVIDIA AIPerf | LLM Metrics',
             '┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━┓',
@@ -358,6 +358,11 @@ KINDS = (
             '┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━┩',
             '│             Time to First Token (ms) │    40.84 │    38.58 │    47.18 │    46.69 │    42.24 │    40.35 │ 2.33 │',
             '│            Time to Second Token (ms) │    25.62 │    25.16 │    25.87 │    25.87 │    25.83 │    25.67 │ 0.21 │',
+            # The top of a tabulate grid of runs (bench/69), read by parsers/text_tables.py.
+            '+----+-------------------+--------------------+---------------------+----------------+------------------+---------------+----------------+------------------+---------------+-----------------------+',
+            '|    |   max_concurrency |   input_throughput |   output_throughput |   mean_ttft_ms |   median_ttft_ms |   p99_ttft_ms |   mean_tpot_ms |   median_tpot_ms |   p99_tpot_ms |   per_user_throughput |',
+            '+====+===================+====================+=====================+================+==================+===============+================+==================+===============+=======================+',
+            '|  0 |             1.000 |            123.947 |             123.947 |        138.884 |          139.747 |       147.518 |          7.936 |            7.755 |         9.210 |               123.947 |',
         ),
     ),
     LineKind(
@@ -401,7 +406,7 @@ KINDS = (
 FORMAT = LogFormat(
     name="bench",
     description="Benchmark client console output: sglang bench_serving / bench_one_batch, vLLM bench serve / "
-                "latency / throughput, GenAI-Perf / AIPerf / GuideLLM result tables",
+                "latency / throughput, GenAI-Perf / AIPerf / GuideLLM result tables, other clients' text tables",
     releases="sglang 0.1.22 - 0.5.x, vLLM 0.3 - 0.33",
     prefix=r"^(?P<msg>.*)$",
     kinds=KINDS,
@@ -411,7 +416,8 @@ FORMAT = LogFormat(
             r"^Throughput: [\d.]+ requests/s, ", r"^\s*┃\s*(?:Statistic|Metric)\s*┃", r"┃\s*Benchmark\s*┃",
             r"^(?:Metric|Statistic),avg,",
             r"^\s*(?:ℹ\s*)?(?:Run Summary Info|Request Latency Statistics|Server Throughput Statistics)",
-            result_tables.TEXT_HEAD, result_tables.MD_METRIC, r"^\s*Benchmark\s*\|\s*(?:Start Time|Per Second)\s*\|"),
+            result_tables.TEXT_HEAD, result_tables.MD_METRIC, r"^\s*Benchmark\s*\|\s*(?:Start Time|Per Second)\s*\|",
+            result_tables.RUN_HEAD, result_tables.HEADLESS_ROW, result_tables.STAT_HEAD_ROW, result_tables.KEY_VALUE_HEAD),
     versions=(
         (r"^Max reqeuest concurrency:", "sglang 0.4.0-0.4.6"),
         (r"^Total input vision tokens:", "sglang 0.5.4+"),

@@ -12,6 +12,10 @@ paste those tables into tickets:
   group name over several columns, one table per subject (run summary, latency, throughput),
   and its benchmarks.csv (its benchmarks.json is parsers/bench_json.py's).
 
+Every other table (evalscope's and ais_bench's grids, tabulate grids and markdown summaries
+of runs, result blocks retyped as markdown) is read by parsers/text_tables.py, the reader
+of text tables of any drawing; this module finds where such tables start and hands them on.
+
 The tables of one report (adjacent on the page) are read together: one `bench` row per run
 for the metric-row layout, one per benchmark row (joined across the report's tables by its
 name) for GuideLLM. Cells are read by their header's words, never by position, because
@@ -26,7 +30,7 @@ import csv
 import polars as pl
 import regex
 
-from parsers import summary_labels
+from parsers import text_tables
 from parsers.bench_tables import BENCH, LATENCY_STATS, TO_MS
 
 BOX_TITLE = r"^\s*(?:NVIDIA )?(?:GenAI-Perf|AIPerf)\b.*\bMetrics\b|^\s*LLM Metrics\s*$"
@@ -52,20 +56,35 @@ PIPE_ROW = r"^\s*\|.*\|\s*$|^\* confidence interval"
 # run (`Request Throughput (req/sec): | 0.9765 | 0.9812`, under `-- | -- | --`); its first row
 # that names a Throughput or Latency (capitalised, as table labels are: server logs print
 # `throughput` in their stats lines, which must not wake this reader) with a number starts it.
-MD_RULE = r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)+\|?\s*$"
 MD_METRIC = (r"^\s*\|?\s*[A-Za-z][^|]*\b(?:Throughput|Latency|TTFT|TPOT|ITL)\b[^|]*\|"
              r"\s*[-+]?\d[\d.,]*(?:[eE][-+]?\d+)?\s*[A-Za-z/]*\s*(?:\||$)")
 # Its header row, where it has one (`| Metric | main | branch |`), names the runs; a table whose
-# columns are statistics (`| Metric | avg | p50 | p99 |`) is no table of runs and is not read.
+# columns are statistics (`| Metric | avg | p50 | p99 |`) is one run's metric rows.
 MD_HEAD = r"^\s*\|?\s*(?:Metrics?|Statistics?)\s*\|[^|]*\S"
-STAT_NAME = r"(?i)^(?:avg|average|mean|median|mdn|min|max|std|stdev|p\d+(?:\.\d+)?)$"
+# Any other client's table (parsers/text_tables.py): a grid's top border (tabulate's `+---+`
+# and `╒═══╤`, a light box's `┌───┬`), a pipe table's header that names both a load level and
+# a latency or throughput, or, where a paste lost the header, a box row whose first cell
+# names a quantity with its unit and whose next holds a number.
+GRID_TOP = r"^\s*(?:\+-{3,}[-+]*\+|╒═{3,}[═╤]*╕|┌─{3,}[─┬]*┐)\s*$"
+LOAD = r"concurrency|\bisl\b|request[ _]rate|\bqps\b"
+MEASURE = r"ttft|tpot|\bitl\b|e2el|latency|throughput"
+RUN_HEAD = rf"(?i)^\s*\|.*(?:(?:{LOAD}).*\|.*(?:{MEASURE})|(?:{MEASURE}).*\|.*(?:{LOAD}))"
+# evalscope's summary as a markdown table (`| Key | Value |`).
+KEY_VALUE_HEAD = r"^\s*\|\s*Key\s*\|\s*Value\s*\|\s*$"
+HEADLESS_ROW = r"^\s*│\s*[A-Z][^│]*\([^│()]+\)\s*│\s*[-+]?\d[\d,.]*\s*│"
+# A metric table's header: a statistic per column (ais_bench's `│ Average │ Min │ Max │`).
+STAT_HEAD_ROW = r"(?i)[│┃|]\s*(?:average|avg|mean)\s*[│┃|]\s*min\s*[│┃|]\s*max\s*[│┃|]"
+GRID_ROW = r"^\s*[+╞├╘╒┌└][-=─═+╪┼╧┴╤┬]{3,}"
 TEXT_HEAD = r"^Metadata\s*\|+\s*(?:Requests Made|Request Stats)"
 TEXT_ROW = r"^={10,}\s*$|^[^|]*\|.*\||^\S{1,24} {20,}$"
 
-START = "|".join((BOX_TITLE, BOX_TOP, CSV_HEAD, PIPE_TITLE, PIPE_TOP, GUIDELLM_CSV, TEXT_HEAD, MD_METRIC))
-CONTINUATION = "|".join((BOX_ROW, CSV_ROW, PIPE_ROW, CSV_ANY_ROW, TEXT_ROW))
+START = "|".join((BOX_TITLE, BOX_TOP, CSV_HEAD, PIPE_TITLE, PIPE_TOP, GUIDELLM_CSV, TEXT_HEAD, MD_METRIC, GRID_TOP,
+                  RUN_HEAD, KEY_VALUE_HEAD))
+CONTINUATION = "|".join((BOX_ROW, CSV_ROW, PIPE_ROW, CSV_ANY_ROW, TEXT_ROW, GRID_ROW))
+ORPHAN = "|".join((MD_HEAD, HEADLESS_ROW))
 NEEDLES = ("Metrics", "┏━", "Statistic ┃", "Metric ┃", "Run Info,", "Metric,", "Statistic,", "Info", "Statistics",
-           "Stats", "|=", "Metadata", "Throughput", "Latency", "TTFT", "TPOT", "ITL")
+           "Stats", "|=", "Metadata", "Throughput", "Latency", "TTFT", "TPOT", "ITL", "+---", "╒═══", "┌───",
+           "ttft_", "_ttft", "Key")
 
 # Tables of one report are at most this many lines apart (blank lines between them).
 GAP = 3
@@ -427,43 +446,27 @@ def guidellm_csv(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     return out
 
 
-RUN_VALUE = r"^[-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?\s*(?:[A-Za-z/]+)?$"  # `0.9765`, `16075.82 tok/s`; not `2.90x`
+def generic_tables(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
+    """The results of each table of a report, read by parsers/text_tables.py: a table ends
+    where the report's lines skip one (a blank line) or where a markdown header that no
+    rule is drawn above starts the next one."""
+    starts = [i for i, (no, text) in enumerate(lines)
+              if i == 0 or no != lines[i - 1][0] + 1
+              or (regex.match(MD_HEAD, text) and not regex.match(text_tables.RULE, lines[i - 1][1]))]
+    return [run for a, b in zip(starts, [*starts[1:], len(lines)]) for run in text_tables.read(lines[a:b])]
 
 
-def markdown_tables(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
-    """The runs of each markdown table of a report: a header row starts the next table."""
-    starts = [i for i, (_, t) in enumerate(lines) if i == 0 or regex.match(MD_HEAD, t)]
-    return [run for a, b in zip(starts, [*starts[1:], len(lines)]) for run in markdown_runs(lines[a:b])]
-
-
-def markdown_runs(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
-    """One result per value column of a hand-made markdown table of metric rows, each row read
-    by the words of its label as a summary block's rows are (parsers/summary_labels.py), each
-    named by its header cell where the table has a header. A column with a cell that is no
-    plain value (`2.90x`, `+1.2%`: a comparison) is no run."""
-    header = _pipe_cells(lines[0][1]) if regex.match(MD_HEAD, lines[0][1]) else None
-    if header and all(regex.match(STAT_NAME, c.strip()) for c in header[1:] if c.strip()):
+def headless_rows(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
+    """Box rows pasted without their header, read as the one client's table of their width
+    (parsers/text_tables.py HEADLESS): `partial`, as what they are comes from their width."""
+    known = text_tables.headless(lines)
+    if not known:
         return []
-    body = [(no, _pipe_cells(t)) for no, t in lines[1 if header else 0:] if "|" in t and not regex.match(MD_RULE, t)]
-    if not body:
+    tool, header, body = known
+    result = metric_rows(header, body)
+    if not any(key != "extra" for key in result):
         return []
-    width = max(len(cells) for _, cells in body)
-    labels = [regex.sub(r"\s+", " ", cells[0]).strip().rstrip(":").strip().lower() for _, cells in body]
-    runs = []
-    for j in range(1, width):
-        values = [cells[j].strip() if j < len(cells) else "" for _, cells in body]
-        if not all(regex.match(RUN_VALUE, v) for v in values if v):
-            continue
-        frame = pl.DataFrame({"label": labels, "value": values})
-        column, value = summary_labels.columns(pl.col("label"), pl.col("value"))
-        read = frame.select(column=column, value=value).filter(pl.col("column").is_in(list(BENCH)))
-        result: dict[str, object] = {"line_no": body[0][0]}
-        for name, number in read.iter_rows():
-            result.setdefault(name, float(number))
-        if len(result) > 1 and header and j < len(header) and header[j].strip():
-            result["label"] = header[j].strip()
-        runs += [result] if len(result) > 1 else []
-    return runs
+    return [{"line_no": lines[0][0], "tool": tool, "partial": True, **result}]
 
 
 def read_report(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
@@ -471,8 +474,10 @@ def read_report(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     first = next((t for _, t in lines if not regex.match(PIPE_TITLE, t)), "")
     if regex.match(GUIDELLM_CSV, first):
         return guidellm_csv(lines)
-    if regex.match(MD_METRIC, first) or regex.match(MD_HEAD, first):
-        return markdown_tables(lines)
+    if any(regex.match(shape, first) for shape in (GRID_TOP, RUN_HEAD, KEY_VALUE_HEAD, MD_METRIC, MD_HEAD)):
+        return generic_tables(lines)
+    if regex.match(HEADLESS_ROW, first):
+        return headless_rows(lines)
     if first.lstrip().startswith("|"):
         return guidellm_rows(lines)
     if regex.match(r"^=+\s*$", first) or regex.match(TEXT_HEAD, first):
