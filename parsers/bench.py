@@ -47,7 +47,9 @@ SUMMARY = (r"^=+ ?Result for .*$|^=+ Summary =+\s*$|^= PERFORMANCE OVERVIEW\s*$"
 # offered and the runtime's batch cap are read with the performance rows.
 TRTLLM_SECTION = r"^= (?:PYTORCH BACKEND|ENGINE DETAILS|REQUEST DETAILS|WORLD \+ RUNTIME INFORMATION)\s*$"
 SUMMARY_ROW = r"^={20,}\s*$|^= [A-Z][A-Z0-9 +/-]*\s*$|^\[\w+\] \w+\s*:\s*\S|^-{10,}\s*$"
-UNBANNERED = r"^(?:Successful requests|Total time|concurrency|Load time):\s*\S"
+# A vLLM or SGLang block whose banner and first rows a paste cut starts again at its duration
+# row, which no other line prints with that label (bench/65).
+UNBANNERED = r"^(?:Successful requests|Total time|concurrency|Load time|Benchmark duration \(s\)):\s*\S"
 
 TOOLS = (
     r"sglang\.(?:bench_serving|benchmark\.serving|bench_one_batch_server|bench_one_batch|bench_latency|"
@@ -417,7 +419,8 @@ FORMAT = LogFormat(
             r"^(?:Metric|Statistic),avg,",
             r"^\s*(?:ℹ\s*)?(?:Run Summary Info|Request Latency Statistics|Server Throughput Statistics)",
             result_tables.TEXT_HEAD, result_tables.MD_METRIC, r"^\s*Benchmark\s*\|\s*(?:Start Time|Per Second)\s*\|",
-            result_tables.RUN_HEAD, result_tables.HEADLESS_ROW, result_tables.STAT_HEAD_ROW, result_tables.KEY_VALUE_HEAD),
+            result_tables.RUN_HEAD, result_tables.HEADLESS_ROW, result_tables.STAT_HEAD_ROW, result_tables.KEY_VALUE_HEAD,
+            r"^Successful/total requests: \d+/\d+\s*$"),
     versions=(
         (r"^Max reqeuest concurrency:", "sglang 0.4.0-0.4.6"),
         (r"^Total input vision tokens:", "sglang 0.5.4+"),
