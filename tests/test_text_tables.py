@@ -1,0 +1,83 @@
+"""Benchmark results printed as text tables of any drawing (parsers/text_tables.py): grids,
+pipe and markdown tables of runs or of metrics, and rows pasted without their header, each
+read from a real paste into the bench columns."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import sample
+from parsers import text_tables
+
+
+def rows(run) -> list[dict]:
+    return run.table("bench").sort("line_no").collect().to_dicts()
+
+
+def numbered(prefix: str) -> list[tuple[int, str]]:
+    return list(enumerate(sample("bench", prefix).read_text().splitlines(), start=1))
+
+
+def test_tabulate_grid_of_runs_one_row_each(ingest_one):
+    """bench/69: sglang bench_serving results as a `+----+` grid, one row per max_concurrency."""
+    _, run = ingest_one(sample("bench", "69_"))
+    one, four = rows(run)
+    assert (one["max_concurrency"], four["max_concurrency"]) == (1, 4)
+    assert (one["ttft_mean"], one["ttft_median"], one["tpot_p99"]) == (138.884, 139.747, 9.21)
+    assert (four["ttft_p99"], four["output_throughput"]) == (1278.265, 376.367)
+
+
+def test_ais_bench_grid_of_metrics_reads_the_total_stage(ingest_one):
+    """bench/67: one result from `Stage total` rows with Average, Median, P90, P99 columns;
+    Min, P75 and N are no bench columns."""
+    _, run = ingest_one(sample("bench", "67_"))
+    (row,) = rows(run)
+    assert row["tool"] == "ais_bench" and row["line_no"] == 2  # the grid's top border
+    assert (row["e2e_mean"], row["e2e_p99"], row["ttft_mean"], row["ttft_median"]) == (91610.4, 130826.5, 7437.1, 4633.0)
+    assert row["completed"] is None  # N counts the samples of a row, not the requests that succeeded
+
+
+def test_evalscope_key_value_grid(ingest_one):
+    """bench/62: evalscope's `Key | Value` grid, its rows read by their labels' words."""
+    _, run = ingest_one(sample("bench", "62_"))
+    (row,) = rows(run)
+    assert (row["completed"], row["failed"], row["max_concurrency"]) == (20, 0, 1)
+    assert (row["duration_s"], row["output_throughput"], row["e2e_mean"]) == (605.768, 32.2219, 30287.4)
+
+
+@pytest.mark.parametrize(("prefix", "first"), [("68_", (1, 128, 128, 212.8, 29.5)), ("72_", (1, 128, 128, 92.7, 38.7))])
+def test_markdown_tables_of_runs(ingest_one, prefix, first):
+    """bench/68 and 72: one markdown row per run, under two reports' own headers (`Concurrency`
+    / `Concur`, `TTFT (ms)` / `TTFT Avg (ms)`)."""
+    _, run = ingest_one(sample("bench", prefix))
+    found = rows(run)
+    assert len(found) == 4
+    head = found[0]
+    assert (head["max_concurrency"], head["input_len"], head["output_len"], head["ttft_mean"], head["tpot_mean"]) == first
+    assert [r["max_concurrency"] for r in found] == [1, 32, 1, 32]
+
+
+def test_headerless_box_rows_read_by_the_one_client_of_their_width(ingest_one):
+    """bench/66: AIPerf rows without the header: read as AIPerf's table, marked partial."""
+    _, run = ingest_one(sample("bench", "66_"))
+    (row,) = rows(run)
+    assert (row["tool"], row["partial"]) == ("aiperf", True)
+    assert (row["output_throughput"], row["request_throughput"], row["completed"]) == (5388.43, 1.8, 100)
+
+
+def test_headerless_rows_of_no_known_width_are_not_read():
+    """The ais_bench grid's body without its header has no known client's width: not guessed."""
+    body = [(no, text) for no, text in numbered("67_") if no >= 5 and "│" in text]
+    assert body and text_tables.headless(body) is None
+
+
+def test_cut_block_and_text_summary(ingest_one):
+    """bench/65: a block whose banner a paste cut starts again at its duration row; bench/63:
+    ai-on-gke's text summary, found by its `Successful/total requests` row."""
+    _, run = ingest_one(sample("bench", "65_"))
+    first, second = rows(run)
+    assert (first["duration_s"], first["ttft_mean"], first["partial"]) == (506.31, 70.57, True)
+    assert second["duration_s"] == 502.48
+    _, run = ingest_one(sample("bench", "63_"), name="gke")
+    (row,) = rows(run)
+    assert (row["completed"], row["failed"], row["ttft_mean"]) == (60, 0, 440.0)
