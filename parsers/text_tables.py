@@ -57,6 +57,7 @@ TEXT_COLUMNS = ("tool", "backend", "label")
 STATS = {"avg": "", "average": "", "mean": "", "value": "", "median": "median", "p50": "median",
          "p90": "p90", "p95": "p95", "p99": "p99", "max": "max", "std": "std", "stdev": "std"}
 STAT_HEAD = r"(?i)^(?:avg|average|mean|min|max|median|std|stdev|value|n|count|p\d+(?:\.\d+)?)$"
+STAT_ROW = r"(?i)^(?:p?\d+(?:\.\d+)?%|p\d+(?:\.\d+)?|avg|average|mean|median|min|max|std|stdev)$"
 # A column of metric rows that says which part of a request the row measures (ais_bench's
 # `Stage`): only the whole request (`total`) is the bench table's.
 STAGE = r"(?i)^stage$"
@@ -126,10 +127,14 @@ def _measures(result: dict[str, object]) -> bool:
 
 
 def runs(header: list[str], body: list[tuple[int, list[str]]]) -> list[dict[str, object]]:
-    """One result per row of a table of runs, each cell read by its column's header."""
+    """One result per row of a table of runs, each cell read by its column's header. A row
+    named by a statistic (`p99`, `90%`, `avg`: a table of percentiles, one per row) is no
+    run, and is not read as one."""
     names = [_words(h) for h in header]
     out = []
     for no, row in body:
+        if regex.match(STAT_ROW, row[0]):
+            continue
         found = _column(pl.Series(names[:len(row)]), pl.Series(row[:len(names)]))
         result = _result(found)
         if _measures(result):
