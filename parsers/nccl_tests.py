@@ -31,6 +31,9 @@ TYPES = ("int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float",
          "f8e5m2")
 ENGINE_COLUMNS = {"text", "msg", "body", "ok", "owner", "cont", "cont_lines", "wrap_ts"}
 NUM = r"(\S+)"
+# The test binaries nccl-tests builds (src/*.cu): a word merely ending in `_perf` (a benchmark
+# suite's dataset name such as `gsm8k_gen_0_shot_cot_str_perf`) is no nccl-tests command.
+TEST = r"(?:all_reduce|all_gather|alltoall|broadcast|reduce_scatter|reduce|gather|scatter|sendrecv|hypercube)"
 
 
 def _declared(rows: pl.DataFrame) -> pl.DataFrame:
@@ -106,11 +109,11 @@ KINDS = (
                   avg_busbw=6.6972),), types={"avg_busbw": F}),
     _kind("oob", "Out of bounds values", r"Out of bounds values\s*: (?P<oob>\d+)",
           ("# Out of bounds values : 0 OK",), types={"oob": I}),
-    _kind("command", "_perf", r"(?:^|[\s/])(?P<test>\w+_perf(?:_mpi)?)(?:\s+(?P<args>.*?))?\s*$",
+    _kind("command", "_perf", rf"(?:^|[\s/])(?P<test>{TEST}_perf(?:_mpi)?)(?:\s+(?P<args>.*?))?\s*$",
           ("./build/all_reduce_perf -b 256M -e 2G -f 2 -g 4",
            "root@node01:/opt/nccl-tests# NCCL_P2P_DISABLE=0 NCCL_P2P_LEVEL=SYS NCCL_DEBUG=info ./build/all_reduce_perf "
            "-g 8 | tail -n 30"),
-          match=r"(?:^|[\s/])\w+_perf(?:_mpi)?(?:\s|$)", handler=_command),
+          match=rf"(?:^|[\s/]){TEST}_perf(?:_mpi)?(?:\s|$)", handler=_command),
     _kind("columns", ("out-of-place", "size", "(B)"), r"^#\s+(?:out-of-place|size\s+count|\(B\)\s+\(elements\))",
           (Sample("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw"
                   "   busbw #wrong"),)),
@@ -134,7 +137,7 @@ FORMAT = LogFormat(
         r"out-of-place\s+in-place",
         r"# Collective test (?:starting|concluded)",
         rf"^\s*\d+\s+\d+\s+(?:{'|'.join(TYPES)})\s+\w+\s+-?\d+\s+[\d.]",
-        r"(?:^|[\s/])\w+_perf(?:_mpi)?\s+-",
+        rf"(?:^|[\s/]){TEST}_perf(?:_mpi)?\s+-",
     ),
     versions=(
         (r"nccl-tests version ", "2.17+"),

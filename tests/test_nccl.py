@@ -190,6 +190,13 @@ def test_11_p2p_level_sys_from_the_command_line(ingest_one):
     assert f.severity == "info" and "NCCL_P2P_LEVEL=SYS" in f.verdict and "Benchmark both" in f.recommendation
 
 
+def test_a_benchmark_suite_naming_a_dataset_something_perf_runs_no_nccl_test(ingest_one):
+    """bench/71's ais_bench command names `gsm8k_gen_0_shot_cot_str_perf`: a dataset, not nccl-tests."""
+    _, run = ingest_one(sample("bench", "71_"))
+    assert run.table("nccl_perf").collect().height == 0
+    assert run.table("bench").collect().height == 1
+
+
 def test_12_coll_trace_hex_opcount_and_sizes(ingest_one):
     _, run = ingest_one(sample("nccl", "12_"))
     colls = table(run, "nccl_colls")
