@@ -599,15 +599,21 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
         good = extract(kind, rows).filter(pl.col("ok"))
         if good.height == 0:
             continue
-        claimed_rows.append(good["line_no"])
-        if owners.height:
-            owned = owners.filter(pl.col("owner").is_in(good["line_no"].implode()))
-            claimed_rows.append(owned["line_no"])
-        lines[kind.table] = lines.get(kind.table, 0) + int(good["span"].sum())
+        read = good
         if kind.carry:
             good = kind.carry(good, ctx.state.setdefault(("carry", fmt.name, kind.name, ctx.source), {}))
         if kind.handler:
             good = kind.handler(good)
+            if "unread" in good.columns:  # see spec.Handler
+                gone = pl.col("unread").fill_null(False)
+                read = read.filter(~pl.col("line_no").is_in(good.filter(gone)["line_no"].implode()))
+                good = good.filter(~gone).drop("unread")
+        claimed_rows.append(read["line_no"])
+        if owners.height:
+            owned = owners.filter(pl.col("owner").is_in(read["line_no"].implode()))
+            claimed_rows.append(owned["line_no"])
+        if read.height:
+            lines[kind.table] = lines.get(kind.table, 0) + int(read["span"].sum())
         if kind.message:
             good = good.with_columns(message=pl.col("body"))
         tables.setdefault(kind.table, []).append(

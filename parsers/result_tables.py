@@ -510,7 +510,8 @@ def tables(rows: pl.DataFrame) -> pl.DataFrame:
                  for no, body in [(rows["line_no"][i], rows["body"][i])]
                  for k, text in enumerate(body.split("\n"))]
         results = read_report(lines)
-        if not results:
+        if not results:  # a table that is no result: its lines go back to unparsed
+            parts.append(rows[report].with_columns(unread=pl.lit(True)))
             continue
         found = pl.DataFrame(results, schema_overrides={k: v for k, v in BENCH.items()}, strict=False)
         template = rows[report[0]].drop("line_no")

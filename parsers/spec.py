@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+# A handler may return rows with a boolean `unread` column: True on the lines it was given
+# and could not read (a text table that is no benchmark result). The engine gives those
+# lines back, with their continuation lines, to `unparsed` rather than counting them typed.
 Handler = Callable[[pl.DataFrame], pl.DataFrame]
 # Like a handler, plus a dict that persists across the batches of one source (cumulative
 # counters need the last value of the previous batch).

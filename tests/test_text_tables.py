@@ -81,3 +81,29 @@ def test_cut_block_and_text_summary(ingest_one):
     _, run = ingest_one(sample("bench", "63_"), name="gke")
     (row,) = rows(run)
     assert (row["completed"], row["failed"], row["ttft_mean"]) == (60, 0, 440.0)
+
+
+NVIDIA_SMI = """\
++-----------------------------------------------------------------------------+
+| NVIDIA-SMI 450.57       Driver Version: 450.57       CUDA Version: 11.0     |
+|-------------------------------+----------------------+----------------------+
+| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |
+|                               |                      |               MIG M. |
+|===============================+======================+======================|
+|   0  TITAN Xp            On   | 00000000:17:00.0 Off |                  N/A |
+| 23%   39C    P8     9W / 250W |      7MiB / 12196MiB |      0%      Default |
+|                               |                      |                  N/A |
++-------------------------------+----------------------+----------------------+
+"""
+
+
+def test_a_table_that_is_no_result_stays_in_unparsed(ingest_one, tmp_path):
+    """nvidia-smi's grid pasted above a server log starts a table that no bench column
+    names: its lines are no bench row, so they must be kept in `unparsed`, not counted typed."""
+    log = tmp_path / "smi-then-sglang.log"
+    log.write_text(NVIDIA_SMI + sample("sglang", "01_").read_text())
+    _, run = ingest_one(log)
+    assert run.table("bench").collect().height == 0
+    unparsed = run.table("unparsed").sort("line_no").collect()
+    assert unparsed["line_no"].to_list()[:10] == list(range(1, 11))
