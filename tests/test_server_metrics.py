@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 from conftest import FIXTURES
+from loganalyze.diagnosis import diagnose
 
 VLLM = FIXTURES / "engines" / "vllm-0.32"
 EXPORT = VLLM / "aiperf" / "artifacts" / "server_metrics_export"
@@ -47,6 +48,17 @@ def test_only_the_json_says_when(ingest_one):
     windows = set(zip(rows["since"].to_list(), rows["ts"].to_list(), rows["endpoint"].to_list()))
     assert windows == {(datetime(2026, 12, 1, 13, 33, 6, 994005), datetime(2026, 12, 1, 13, 33, 50, 430089),
                         "127.0.0.1:8000"), (None, None, "127.0.0.1:8000")}
+
+
+def test_one_server_seen_twice_counts_its_preemptions_once(ingest_one, tmp_path):
+    """Two scrapes of the kv-pressure server, the second after two more preemptions: 57, not 112."""
+    scrape = (VLLM / "kv-pressure" / "metrics.prom").read_text()
+    assert 'vllm:num_preemptions_total{engine="0",model_name="tiny-llama"} 55.0' in scrape
+    later = tmp_path / "later.prom"
+    later.write_text(scrape.replace('model_name="tiny-llama"} 55.0', 'model_name="tiny-llama"} 57.0'))
+    _, run = ingest_one(VLLM / "kv-pressure" / "metrics.prom", later)
+    (kv,) = [f for f in diagnose(run) if f.id == "kv-pressure"]
+    assert kv.metrics["scraped_evictions"] == 57
 
 
 def test_an_export_and_a_scrape_of_one_server_name_one_series(ingest_one):
