@@ -290,7 +290,8 @@ def test_side_files_of_a_recording_are_skipped_by_content_and_named(tmp_path):
     engines = FIXTURES / "engines" / "vllm-0.32"
     case = tmp_path / "case"
     case.mkdir()
-    for name, source in (("server.log", "healthy"), ("commands.txt", "aiperf"), ("expected.toml", "aiperf")):
+    result = "vllm-infqps-concurrency2-tiny-llama-20261201-131908.json"
+    for name, source in ((result, "healthy"), ("commands.txt", "aiperf"), ("expected.toml", "aiperf")):
         (case / name).write_bytes((engines / source / name).read_bytes())
     store = tmp_path / "store"
     code, out = cli("ingest", case, "--run", "r", "--store", store, "-q")

@@ -9,6 +9,7 @@ from datetime import datetime
 import polars as pl
 import pytest
 
+import loganalyze as la
 from conftest import FIXTURES
 from loganalyze.diagnosis import diagnose
 
@@ -24,8 +25,16 @@ def stat(run, name: str, which: str, labels: str = SERIES) -> list:
     return sorted(rows["value"].to_list())
 
 
-def test_json_and_csv_exports_read_alike(ingest_one):
-    result, run = ingest_one(EXPORT.with_suffix(".json"), EXPORT.with_suffix(".csv"))
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory):
+    """Both exports of the `aiperf` case, ingested once for the tests that read them."""
+    store = tmp_path_factory.mktemp("store")
+    result = la.ingest([str(EXPORT.with_suffix(".json")), str(EXPORT.with_suffix(".csv"))], run="t", store=store)
+    return result, la.open_run("t", store)
+
+
+def test_json_and_csv_exports_read_alike(exports):
+    result, run = exports
     assert [s.format for s in result.sources] == ["server-metrics", "server-metrics"]
     assert all(s.unparsed == 0 for s in result.sources)
     # AIPerf --concurrency 8 against --max-num-seqs 8: up to 8 running, none waiting.
@@ -42,8 +51,8 @@ def test_json_and_csv_exports_read_alike(ingest_one):
     assert info["labels"].str.contains('num_gpu_blocks="8192"').all()
 
 
-def test_only_the_json_says_when(ingest_one):
-    _, run = ingest_one(EXPORT.with_suffix(".json"), EXPORT.with_suffix(".csv"))
+def test_only_the_json_says_when(exports):
+    _, run = exports
     rows = run.table("metrics").filter(pl.col("name") == "vllm:num_requests_running").collect()
     windows = set(zip(rows["since"].to_list(), rows["ts"].to_list(), rows["endpoint"].to_list()))
     assert windows == {(datetime(2026, 12, 1, 13, 33, 6, 994005), datetime(2026, 12, 1, 13, 33, 50, 430089),
