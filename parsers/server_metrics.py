@@ -101,7 +101,10 @@ def csv_series(texts: list[str], numbers: list[int]) -> tuple[list[Series], list
     out: list[Series] = []
     header: list[str] = []
     claimed: list[int] = []
-    for line_no, text, cells in zip(numbers, texts, csv.reader(texts)):
+    for line_no, text in zip(numbers, texts):
+        cells = _cells(text)
+        if cells is None:
+            continue
         if CSV_HEADER.match(text) or text.startswith("#"):
             header = cells if CSV_HEADER.match(text) else header
             claimed.append(line_no)
@@ -122,6 +125,15 @@ def csv_series(texts: list[str], numbers: list[int]) -> tuple[list[Series], list
                           row.get("Description", ""), labels, stats,
                           {k: n for k, v in buckets.items() if (n := _number(v)) is not None}, text))
     return out, claimed
+
+
+def _cells(text: str) -> list[str] | None:
+    """One CSV line's cells (each line on its own: a quote left open must not swallow the
+    lines below it), None where it is no CSV."""
+    try:
+        return next(csv.reader([text]), [])
+    except csv.Error:
+        return None
 
 
 def _add_info(out: list[Series], row: dict[str, str], line_no: int, text: str) -> None:
