@@ -127,8 +127,9 @@ def ingest(paths, run, store, as_format, year, quiet, executor, old_executor, la
     PATHS are server logs (SGLang, vLLM), NCCL logs or benchmark outputs, plain, .gz or
     .zst; a folder stands for every file below it; '-' reads standard input;
     s3://bucket/key names objects, and quoted globs ('s3://logs/2026-11-29/**/*.log.gz')
-    are expanded. A file of no known format is skipped and listed with the reason (exit 0
-    unless nothing was ingested; --strict makes it an error). Every line ends in a typed table
+    are expanded. A file of no known format, or of which its format reads no line (a README,
+    a script), is skipped and listed with the reason (exit 0 unless nothing was ingested;
+    --strict makes it an error). Every line ends in a typed table
     or, with its line number, in `unparsed`; the counts are printed. Ingesting the same
     file into the same run again adds nothing. Many files are committed 1,000 at a time
     (or 1 GiB): if the ingest stops part-way, the same command with --run adds the rest.

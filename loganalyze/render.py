@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from datetime import date, datetime
 
@@ -52,7 +53,9 @@ def render_ingest(result: IngestResult) -> str:
             out.append(f"  {one_line(s.path)}: already in run {result.run} (same sha256), nothing added")
             continue
         if s.refused:
-            out.append(f"  {one_line(s.path)}: skipped: no known format (give --as FORMAT to force one)")
+            why = f"looked like {s.looked_like}, but no line of it is one it reads" if s.looked_like else \
+                "no known format"
+            out.append(f"  {one_line(s.path)}: skipped: {why}")
             continue
         version = f" {s.version}" if s.version else ""
         out.append(f"  {one_line(s.path)}: {s.format}{version}, {s.lines:,} lines ({s.blank:,} blank)")
@@ -63,7 +66,26 @@ def render_ingest(result: IngestResult) -> str:
         if s.long_lines:
             out.append(f"    ({s.long_lines:,} line{'s' if s.long_lines > 1 else ''} over 1 MiB kept truncated in "
                        "unparsed, with their length)")
+    unknown = result.unknown()
+    if unknown:
+        out.append(f"skipped {len(unknown):,} file{'s' if len(unknown) > 1 else ''} no format knows: "
+                   f"{', '.join(one_line(n) for n in short_names(unknown)[:SKIPPED_NAMED])}"
+                   f"{f' and {len(unknown) - SKIPPED_NAMED:,} more' if len(unknown) > SKIPPED_NAMED else ''}"
+                   " (give --as FORMAT to force one; --strict makes a skip an error)")
     return "\n".join(out)
+
+
+SKIPPED_NAMED = 20  # skipped files named in the summary line (each has its own line above)
+
+
+def short_names(paths: list[str]) -> list[str]:
+    """Paths below the folder they share (`commands.txt`, `artifacts/inputs.json`)."""
+    parents = [os.path.dirname(p) for p in paths]
+    try:
+        common = os.path.commonpath(parents) if all(parents) else ""
+    except ValueError:  # absolute and relative paths mixed
+        common = ""
+    return [os.path.relpath(p, common) if common else p for p in paths]
 
 
 @redacted

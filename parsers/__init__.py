@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers import bench, bench_json, nccl, nccl_tests, prometheus, sglang, vllm
+from parsers import bench, bench_json, nccl, nccl_tests, prometheus, server_metrics, sglang, vllm
 from parsers.engine import kind_share, score
 from parsers.spec import FileFormat, LogFormat
 
 Format = LogFormat | FileFormat
 
 FORMATS: dict[str, Format] = {f.name: f for f in (sglang.FORMAT, vllm.FORMAT, bench.FORMAT, bench_json.FORMAT, nccl.FORMAT,
-                                                  nccl_tests.FORMAT, prometheus.FORMAT)}
+                                                  nccl_tests.FORMAT, prometheus.FORMAT,
+                                                  server_metrics.FORMAT)}
 
 MIN_SCORE = 0.01
 MIN_OWN = 0.02  # of the sample lines taken by a format's own kinds, for a file without its marks

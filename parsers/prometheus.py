@@ -16,7 +16,10 @@ from parsers.tables import register
 
 F, S = pl.Float64, pl.String
 
-register("metrics", {"name": S, "labels": S, "value": F, "scrape_ts_ms": F, "metric_type": S, "help": S})
+# `stat`, `since` and `endpoint` are for statistics over a window (AIPerf's exports,
+# parsers/server_metrics.py): a scrape's own samples have none.
+register("metrics", {"name": S, "labels": S, "value": F, "scrape_ts_ms": F, "metric_type": S, "help": S,
+                     "stat": S, "since": pl.Datetime("us"), "endpoint": S})
 
 NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
 

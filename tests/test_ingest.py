@@ -12,7 +12,7 @@ import pytest
 import zstandard
 from click.testing import CliRunner
 
-from conftest import sample
+from conftest import FIXTURES, sample
 from loganalyze.cli import main
 
 LINES = [
@@ -280,6 +280,33 @@ def test_a_folder_is_every_file_below_it_and_an_unknown_file_is_skipped(tmp_path
     assert code == 2 and "notes.txt: unknown format" in out
     code, out = cli("ingest", folder / "client", "--run", "r3", "--store", store, "-q")
     assert code == 2 and "unknown format" in out
+
+
+def test_side_files_of_a_recording_are_skipped_by_content_and_named(tmp_path):
+    """A case folder as recorded: AIPerf's command line in commands.txt looks like a bench
+    client's output, but no line of it is one a format reads, and expected.toml is no log:
+    both are listed as skipped, not stored as unparsed lines. `--as` stores a file whatever
+    it holds; a commands.txt that holds a `vllm bench serve` command is read (the load)."""
+    engines = FIXTURES / "engines" / "vllm-0.32"
+    case = tmp_path / "case"
+    case.mkdir()
+    result = "vllm-infqps-concurrency2-tiny-llama-20261201-131908.json"
+    for name, source in ((result, "healthy"), ("commands.txt", "aiperf"), ("expected.toml", "aiperf")):
+        (case / name).write_bytes((engines / source / name).read_bytes())
+    store = tmp_path / "store"
+    code, out = cli("ingest", case, "--run", "r", "--store", store, "-q")
+    assert code == 0
+    assert out.splitlines()[-1].startswith("skipped 2 files no format knows: commands.txt, expected.toml (")
+    assert f"{case / 'commands.txt'}: skipped: looked like bench, but no line of it is one it reads" in out
+    code, out = cli("ingest", case, "--run", "j", "--store", store, "-q", "--format", "json")
+    assert json.loads(out)["unknown_format"] == [str(case / "commands.txt"), str(case / "expected.toml")]
+    code, out = cli("ingest", case / "commands.txt", "--run", "s", "--store", store, "-q", "--strict")
+    assert code == 2 and "no line of it is one a format reads (it looked like bench; use --as bench" in out
+    code, out = cli("ingest", case / "commands.txt", "--run", "a", "--store", store, "-q", "--as", "bench")
+    assert code == 0 and "unparsed            3 lines" in out
+    code, out = cli("ingest", engines / "healthy" / "commands.txt", "--run", "b", "--store", store, "-q",
+                    "--format", "json")
+    assert json.loads(out)["sources"][0]["lines_by_table"] == {"config": 1, "unparsed": 2}
 
 
 def test_a_failure_after_some_chunks_keeps_them_and_says_how_to_add_the_rest(tmp_path, monkeypatch):

@@ -31,10 +31,11 @@ LONG_LINES = 32_000  # per format, in the long run
 
 def samples_of(name: str) -> list[bytes]:
     """The format's own sample lines; a format without any (a structured file) gets every
-    other format's, which must all end up in `unparsed`."""
-    fmt = parsers.FORMATS[name]
-    own = [s.encode() for kind in getattr(fmt, "kinds", ()) for s in kind.samples]
-    return own or [s for other in parsers.FORMATS if other != name for s in samples_of(other)]
+    line format's, which must all end up in `unparsed`."""
+    def of(fmt: parsers.Format) -> list[bytes]:
+        return [s.encode() for kind in getattr(fmt, "kinds", ()) for s in kind.samples]
+
+    return of(parsers.FORMATS[name]) or [s for other in parsers.FORMATS.values() for s in of(other)]
 
 
 def mutate(line: bytes, rng: Random, samples: list[bytes]) -> bytes:

@@ -4,7 +4,8 @@ When token usage stays at 0.9 or more the scheduler can admit no more requests a
 evicts running ones (SGLang retracts, vLLM preempts): throughput collapses while the
 queue grows. This is memory, not a configured cap. The evidence is any of: usage at 0.9+
 in 30 % of intervals; retraction or preemption lines; a preemption counter in a
-`/metrics` scrape (vLLM 0.32 logs none of its preemptions); requests waiting while the
+`/metrics` scrape or AIPerf's server-metrics export (vLLM 0.32 logs none of its
+preemptions); requests waiting while the
 cache is full (two such intervals, or one in ten).
 """
 
@@ -24,12 +25,16 @@ COUNTERS = r"^(?:vllm:num_preemptions(?:_total)?|sglang:num_retracted_reqs(?:_to
 
 
 def scraped_evictions(ctx: Context) -> int:
-    """Preemptions (vLLM) or retractions (SGLang) counted in /metrics scrapes: the largest
-    value of each counter series, summed over engines."""
+    """Preemptions (vLLM) or retractions (SGLang) the server's own counters saw: a `/metrics`
+    scrape's value, or the increase over the run in AIPerf's export (stat `total`). A series
+    (the counter, `_total` aside, and its labels) held by several files (scrapes of one
+    server over time, AIPerf's JSON and CSV of one run, a scrape taken after it) counts
+    once, at its largest value; the series of several engines add up (docs/formats-sources.md#server-metrics)."""
     if "metrics" not in ctx.run.tables():
         return 0
-    rows = ctx.run.table("metrics").filter(pl.col("name").str.contains(COUNTERS)).group_by("source", "labels") \
-        .agg(pl.col("value").max()).collect()
+    rows = ctx.run.table("metrics").filter(pl.col("name").str.contains(COUNTERS)
+                                           & (pl.col("stat").is_null() | (pl.col("stat") == "total"))) \
+        .group_by(pl.col("name").str.replace(r"_total$", ""), "labels").agg(pl.col("value").max()).collect()
     return int(rows["value"].sum() or 0)
 
 

@@ -24,6 +24,7 @@ class SourceResult:
     lines_by_table: dict[str, int] = field(default_factory=dict)
     unparsed: int = 0
     refused: str = ""  # why the file was not ingested (an unknown format); nothing of it is stored
+    looked_like: str = ""  # refused although detected as this format: none of its lines was one it reads
     bad_utf8: int = 0
     long_lines: int = 0  # lines over 1 MiB, kept truncated in `unparsed`
     year: int = 0
@@ -40,8 +41,13 @@ class IngestResult:
     store: str
     sources: list[SourceResult]
 
+    def unknown(self) -> list[str]:
+        """The files skipped because no format knows them, as shown."""
+        return [s.path for s in self.sources if s.refused]
+
     def to_dict(self) -> dict:
-        return {"run": self.run, "store": self.store, "sources": [s.to_dict() for s in self.sources]}
+        return {"run": self.run, "store": self.store, "sources": [s.to_dict() for s in self.sources],
+                "unknown_format": self.unknown()}
 
 
 class Tally:

@@ -89,8 +89,20 @@ def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged:
     accounted = sum(result.lines_by_table.values()) + result.blank
     if accounted != result.lines:
         raise AssertionError(f"{src.path}: {accounted} lines accounted for, {result.lines} read")
+    if as_format is None and not any(n for table, n in result.tables.items() if table != "unparsed"):
+        return SourceResult(shown, src.sha256, "", None, 0, 0, refused=nothing_read(src.path, fmt.name),
+                            looked_like=fmt.name), None
     entry = {"id": sid, **{k: v for k, v in result.to_dict().items() if k != "skipped"}, "size": src.size}
     return result, entry
+
+
+def nothing_read(path: Path, detected: str) -> str:
+    """Why a file whose detected format typed none of its lines is skipped: its first lines
+    looked like that format (a README that names vLLM, the `vllm bench serve` command kept
+    in a `commands.txt`), but nothing of it is a log line or result that format reads.
+    Stored, it would be all `unparsed`; `--as` stores it all the same (docs/formats.md)."""
+    return (f"{path}: unknown format: no line of it is one a format reads (it looked like {detected}; "
+            f"use --as {detected} to store its lines as unparsed)")
 
 
 def open_argument(arg: str | Path, staged: Staging) -> tuple[Input, str]:

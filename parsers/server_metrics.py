@@ -1,0 +1,216 @@
+"""AIPerf's server-metrics exports: `server_metrics_export.json` and `.csv` (AIPerf 0.13).
+
+While it runs its load, AIPerf scrapes the server's Prometheus `/metrics` about once a
+second and writes, per metric series, statistics over the profiling phase: for a gauge
+(vLLM's `num_requests_running`, `kv_cache_usage_perc`) avg, min, max, std and p1-p99; for a
+counter (`num_preemptions`) its increase over the phase (`total`) and rates; for a
+histogram the count and sum added and estimated percentiles, with its buckets. Both files
+hold the same statistics; only the JSON says when (the phase's start and end), so only its
+rows carry `ts` (the end) and `since` (the start).
+
+Each statistic is a row of the `metrics` table a `/metrics` scrape fills
+(parsers/prometheus.py): `name` as AIPerf prints it (counters without `_total`), `labels`
+as Prometheus text (`engine="0",model_name="m"`, keys sorted as vLLM prints them), `stat`
+the statistic (a scrape's own samples have none), `value`, `endpoint` the server scraped.
+A histogram's buckets are rows of `<name>_bucket` with an `le` label and stat `total`,
+as Prometheus names them; an info metric (`vllm:cache_config_info`) is one row of value 1
+whose labels are its keys. How the tables count a series once when a scrape and an export
+both hold it: docs/formats-sources.md#server-metrics.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import polars as pl
+
+from parsers.engine import Context, Parsed
+from parsers.spec import FileFormat
+from parsers.tables import SCHEMAS
+
+CSV_TITLE = "# AIPerf Server Metrics Export"
+CSV_HEADER = re.compile(r"^Endpoint,(?:Type,)?Metric,")
+# The CSV's columns that hold a statistic; the others between Unit and Description are labels.
+STAT_COLUMN = re.compile(r"^(?:avg|min|max|std|total|count|sum|rate(?:_avg|_min|_max|_std)?|count_rate|sum_rate|"
+                         r"p\d+(?:\.\d+)?(?:_estimate)?)$")
+
+
+@dataclass
+class Series:
+    """One metric series as either export holds it."""
+
+    line_no: int
+    endpoint: str
+    name: str
+    metric_type: str
+    help: str
+    labels: dict[str, str]
+    stats: dict[str, float]
+    buckets: dict[str, float] = field(default_factory=dict)
+    raw: str = ""
+
+
+def label_text(labels: dict[str, str]) -> str:
+    """Labels as a Prometheus sample prints them, keys sorted (vLLM's own order)."""
+    return ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+
+
+def _number(value: object) -> float | None:
+    try:
+        return float(value) if value not in (None, "") and not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        return None
+
+
+def json_series(doc: dict, frame: pl.DataFrame) -> list[Series]:
+    """The series of the JSON export; each row's line is the line that opens its metric."""
+    keys = frame.select("line_no", key=pl.col("text").str.extract(r'^\s*"([^"]+)": \{\s*$')) \
+        .drop_nulls("key").unique("key", keep="first")
+    opens = dict(zip(keys["key"].to_list(), keys["line_no"].to_list()))
+    first = int(frame["line_no"][0])
+    metrics = doc.get("metrics") if isinstance(doc.get("metrics"), dict) else {}
+    out = []
+    for name, metric in metrics.items():
+        if not isinstance(metric, dict):
+            continue
+        for s in metric.get("series") or []:
+            if not isinstance(s, dict):
+                continue
+            stats = {k: v for k, v in ((k, _number(v)) for k, v in (s.get("stats") or {}).items()) if v is not None}
+            buckets = {k: v for k, v in ((k, _number(v)) for k, v in (s.get("buckets") or {}).items()) if v is not None}
+            out.append(Series(opens.get(name, first), _endpoint(s.get("endpoint_url") or ""), name,
+                              str(metric.get("type") or ""), str(metric.get("description") or ""),
+                              {str(k): str(v) for k, v in (s.get("labels") or {}).items()}, stats, buckets,
+                              json.dumps({"metric": name, **s}, separators=(",", ":"))))
+    return out
+
+
+def _endpoint(url: str) -> str:
+    """`http://127.0.0.1:8000/metrics` as the CSV prints it: `127.0.0.1:8000`."""
+    return re.sub(r"^\w+://|/metrics$", "", url)
+
+
+def csv_series(texts: list[str], numbers: list[int]) -> tuple[list[Series], list[int]]:
+    """The series of the CSV export and the lines read: one section per metric type, each
+    under its header row; the info section (`Endpoint,Metric,Key,Value`) holds one row per
+    label of a series. A line before the first header (not a comment) is not read."""
+    out: list[Series] = []
+    header: list[str] = []
+    claimed: list[int] = []
+    for line_no, text in zip(numbers, texts):
+        cells = _cells(text)
+        if cells is None:
+            continue
+        if CSV_HEADER.match(text) or text.startswith("#"):
+            header = cells if CSV_HEADER.match(text) else header
+            claimed.append(line_no)
+            continue
+        if not header:
+            continue
+        claimed.append(line_no)
+        row = dict(zip(header, cells))
+        if "Key" in row:
+            _add_info(out, row, line_no, text)
+            continue
+        columns = header[header.index("Unit") + 1:header.index("Description")] \
+            if "Unit" in header and "Description" in header else []
+        stats = {c: v for c in columns if STAT_COLUMN.match(c) and (v := _number(row.get(c))) is not None}
+        labels = {c: row[c] for c in columns if not STAT_COLUMN.match(c) and row.get(c)}
+        buckets = dict(pair.split("=", 1) for pair in (row.get("buckets") or "").split(";") if "=" in pair)
+        out.append(Series(line_no, row.get("Endpoint", ""), row.get("Metric", ""), row.get("Type", ""),
+                          row.get("Description", ""), labels, stats,
+                          {k: n for k, v in buckets.items() if (n := _number(v)) is not None}, text))
+    return out, claimed
+
+
+def _cells(text: str) -> list[str] | None:
+    """One CSV line's cells (each line on its own: a quote left open must not swallow the
+    lines below it), None where it is no CSV."""
+    try:
+        return next(csv.reader([text]), [])
+    except csv.Error:
+        return None
+
+
+def _add_info(out: list[Series], row: dict[str, str], line_no: int, text: str) -> None:
+    """An info row (one label of an info metric) folded into the series the row before
+    opened, or opening its own: the JSON's one series whose labels are all the keys."""
+    last = out[-1] if out else None
+    if last is None or last.metric_type != "info" or (last.name, last.endpoint) != (row.get("Metric"),
+                                                                                   row.get("Endpoint")):
+        last = Series(line_no, row.get("Endpoint", ""), row.get("Metric", ""), "info", row.get("Description", ""),
+                      {}, {}, raw=text)
+        out.append(last)
+    last.labels[row["Key"]] = row.get("Value", "")
+
+
+def rows(series: list[Series], since: datetime | None, until: datetime | None) -> list[dict]:
+    """One `metrics` row per statistic of each series, and per bucket of a histogram."""
+    out = []
+    for s in series:
+        base = {"line_no": s.line_no, "kind": "server_metric", "raw": s.raw, "endpoint": s.endpoint,
+                "metric_type": s.metric_type, "help": s.help, "ts": until, "since": since}
+        labels = label_text(s.labels)
+        if s.metric_type == "info":
+            out.append({**base, "name": s.name, "labels": labels, "value": 1.0})
+            continue
+        out += [{**base, "name": s.name, "labels": labels, "stat": stat, "value": value}
+                for stat, value in s.stats.items()]
+        out += [{**base, "name": f"{s.name}_bucket", "labels": label_text({**s.labels, "le": le}), "stat": "total",
+                 "value": value} for le, value in s.buckets.items()]
+    return out
+
+
+def _when(text: object) -> datetime | None:
+    """AIPerf's phase start or end (ISO, the UTC wall clock its logs print)."""
+    try:
+        return datetime.fromisoformat(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
+
+
+def read(frame: pl.DataFrame, ctx: Context) -> Parsed:
+    texts, numbers = frame["text"].to_list(), frame["line_no"].to_list()
+    since = until = None
+    if texts[0].lstrip().startswith("{"):
+        try:
+            doc = json.loads("\n".join(texts))
+        except ValueError:
+            doc = None
+        if not isinstance(doc, dict):  # cut short or not the export: nothing of it is read
+            return Parsed(tables={}, lines={}, claimed=pl.Series([False] * frame.height))
+        summary = doc.get("summary") if isinstance(doc.get("summary"), dict) else {}
+        since, until = _when(summary.get("start_time")), _when(summary.get("end_time"))
+        series, claimed = json_series(doc, frame), numbers
+    else:
+        series, claimed = csv_series(texts, numbers)
+    found = rows(series, since, until)
+    schema = {c: t for c, t in SCHEMAS["metrics"].items() if c != "source"}
+    tables = {"metrics": pl.DataFrame(found, schema=schema)} if found else {}
+    claimed = sorted(set(claimed)) if found else []
+    return Parsed(tables=tables, lines={"metrics": len(claimed)} if claimed else {},
+                  claimed=frame["line_no"].is_in(claimed), claimed_lines=pl.Series(claimed, dtype=pl.Int64))
+
+
+def sniff(head: str) -> float:
+    """AIPerf's server-metrics JSON (its summary names the scraped endpoints) or CSV (its
+    title comment, or a section header `Endpoint,Type,Metric,Unit,...`)."""
+    if head.lstrip().startswith("{") and '"endpoints_configured"' in head and '"metrics"' in head:
+        return 1.0
+    first = next((line for line in head.split("\n") if line.strip()), "")
+    if first.startswith(CSV_TITLE) or re.match(r"^Endpoint,Type,Metric,Unit,", first):
+        return 1.0
+    return 0.0
+
+
+FORMAT = FileFormat(
+    name="server-metrics",
+    description="AIPerf's server_metrics_export.json and .csv (the server's Prometheus metrics over a run)",
+    sniff=sniff,
+    read=read,
+    releases="AIPerf 0.13",
+)

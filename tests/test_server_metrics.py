@@ -1,0 +1,80 @@
+"""The server's Prometheus metrics as AIPerf 0.13 exported them (parsers/server_metrics.py),
+read from the exports AIPerf wrote against the real vLLM 0.32 of fixtures/engines/, into
+the `metrics` table a `/metrics` scrape fills; a series that several files hold counts once."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import polars as pl
+import pytest
+
+import loganalyze as la
+from conftest import FIXTURES
+from loganalyze.diagnosis import diagnose
+
+VLLM = FIXTURES / "engines" / "vllm-0.32"
+EXPORT = VLLM / "aiperf" / "artifacts" / "server_metrics_export"
+SERIES = 'engine="0",model_name="tiny-llama"'
+
+
+def stat(run, name: str, which: str, labels: str = SERIES) -> list:
+    """(source format's file suffix, value) of one statistic, per file."""
+    rows = run.table("metrics").filter((pl.col("name") == name) & (pl.col("stat") == which)
+                                       & (pl.col("labels") == labels)).collect()
+    return sorted(rows["value"].to_list())
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory):
+    """Both exports of the `aiperf` case, ingested once for the tests that read them."""
+    store = tmp_path_factory.mktemp("store")
+    result = la.ingest([str(EXPORT.with_suffix(".json")), str(EXPORT.with_suffix(".csv"))], run="t", store=store)
+    return result, la.open_run("t", store)
+
+
+def test_json_and_csv_exports_read_alike(exports):
+    result, run = exports
+    assert [s.format for s in result.sources] == ["server-metrics", "server-metrics"]
+    assert all(s.unparsed == 0 for s in result.sources)
+    # AIPerf --concurrency 8 against --max-num-seqs 8: up to 8 running, none waiting.
+    assert stat(run, "vllm:num_requests_running", "max") == [8.0, 8.0]
+    assert stat(run, "vllm:num_requests_waiting", "max") == [0.0, 0.0]
+    assert stat(run, "vllm:kv_cache_usage_perc", "max") == pytest.approx([0.0029, 0.002930045171529727])
+    # Counters: the increase over the profiling phase, 150 requests of 256 tokens.
+    assert stat(run, "vllm:generation_tokens", "total") == [38400.0, 38400.0]
+    done = 'engine="0",finished_reason="length",model_name="tiny-llama"'
+    assert stat(run, "vllm:request_success", "total", done) == [150.0, 150.0]
+    assert stat(run, "vllm:e2e_request_latency_seconds_bucket", "total",
+                'engine="0",le="0.5",model_name="tiny-llama"') == [121.0, 121.0]
+    info = run.table("metrics").filter(pl.col("name") == "vllm:cache_config_info").collect()
+    assert info["labels"].str.contains('num_gpu_blocks="8192"').all()
+
+
+def test_only_the_json_says_when(exports):
+    _, run = exports
+    rows = run.table("metrics").filter(pl.col("name") == "vllm:num_requests_running").collect()
+    windows = set(zip(rows["since"].to_list(), rows["ts"].to_list(), rows["endpoint"].to_list()))
+    assert windows == {(datetime(2026, 12, 1, 13, 33, 6, 994005), datetime(2026, 12, 1, 13, 33, 50, 430089),
+                        "127.0.0.1:8000"), (None, None, "127.0.0.1:8000")}
+
+
+def test_one_server_seen_twice_counts_its_preemptions_once(ingest_one, tmp_path):
+    """Two scrapes of the kv-pressure server, the second after two more preemptions: 57, not 112."""
+    scrape = (VLLM / "kv-pressure" / "metrics.prom").read_text()
+    assert 'vllm:num_preemptions_total{engine="0",model_name="tiny-llama"} 55.0' in scrape
+    later = tmp_path / "later.prom"
+    later.write_text(scrape.replace('model_name="tiny-llama"} 55.0', 'model_name="tiny-llama"} 57.0'))
+    _, run = ingest_one(VLLM / "kv-pressure" / "metrics.prom", later)
+    (kv,) = [f for f in diagnose(run) if f.id == "kv-pressure"]
+    assert kv.metrics["scraped_evictions"] == 57
+
+
+def test_an_export_and_a_scrape_of_one_server_name_one_series(ingest_one):
+    """AIPerf drops a counter's `_total`; the series it names is the scrape's all the same."""
+    _, run = ingest_one(EXPORT.with_suffix(".json"), EXPORT.with_suffix(".csv"), VLLM / "aiperf" / "metrics.prom")
+    rows = run.table("metrics").filter(pl.col("name").str.contains(r"^vllm:num_preemptions(?:_total)?$")
+                                       & pl.col("value").is_not_null()
+                                       & (pl.col("stat").is_null() | (pl.col("stat") == "total"))).collect()
+    assert rows.height == 3
+    assert rows.select(pl.col("name").str.replace("_total$", ""), "labels").unique().height == 1
