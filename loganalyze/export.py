@@ -21,7 +21,7 @@ from loganalyze.query import polars_message
 from loganalyze.redact import redact_frame
 from loganalyze.run import open_run
 from loganalyze.store import Store
-from parsers.tables import SCHEMAS
+from loganalyze.formats.tables import SCHEMAS
 
 SUFFIXES = {".parquet": "parquet", ".csv": "csv", ".json": "json", ".jsonl": "ndjson", ".ndjson": "ndjson"}
 EXTENSION = {"parquet": ".parquet", "csv": ".csv", "json": ".json", "ndjson": ".jsonl"}

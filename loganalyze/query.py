@@ -21,7 +21,7 @@ from loganalyze.errors import LoganalyzeError
 from loganalyze.redact import redact as redact_text
 from loganalyze.redact import redact_frame
 from loganalyze.store import Store, open_store
-from parsers.tables import SCHEMAS, empty
+from loganalyze.formats.tables import SCHEMAS, empty
 
 PARTITIONS = ("date", "cluster", "host", "engine")
 

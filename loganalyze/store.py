@@ -4,7 +4,7 @@ Layout: `<root>/<table>/run=<run>/<source-id>-<part>.parquet` and `<root>/catalo
 The catalog is the commit point: a table file counts only once its source is in the
 catalog, and the catalog is replaced whole (a rename, or one conditional PUT). So a
 crash at any moment leaves the store as it was before or after a commit (an ingest of
-many files commits chunk by chunk, loganalyze/ingest/inputs.py `chunks`), with whole sources
+many files commits chunk by chunk, loganalyze/ingestion/inputs.py `chunks`), with whole sources
 only; files left from a crash are removed by the next writer (`cleanup`).
 
 One `Store` holds all of that logic: staging, commit through the catalog, cleanup, the
@@ -40,7 +40,7 @@ from loganalyze import objstore
 from loganalyze.backend import Backend
 from loganalyze.errors import LoganalyzeError
 from loganalyze.localfs import CATALOG, REPAIR_HINT, LocalBackend, write_errors
-from parsers.tables import SCHEMAS, TABLE_NAME, conform, empty
+from loganalyze.formats.tables import SCHEMAS, TABLE_NAME, conform, empty
 
 __all__ = ["CATALOG", "REPAIR_HINT", "RUN_NAME", "SOURCE_ID", "TABLE_NAME", "Backend", "Staging", "Store",
            "check_run_name", "default_root", "open_store", "write_errors"]

@@ -15,15 +15,15 @@ import pytest
 from click.testing import CliRunner
 
 import loganalyze as la
-import parsers
+from loganalyze import formats
 from conftest import ROOT
 from loganalyze.cli import main
 from loganalyze.errors import LoganalyzeError
 from loganalyze.fleet import summary
 from loganalyze.query import tables
 from loganalyze.store import Store
-from parsers import userformat
-from parsers.tables import SCHEMAS
+from loganalyze.formats import userformat
+from loganalyze.formats.tables import SCHEMAS
 
 moto_server = pytest.importorskip("moto.server", reason="moto[server] is not installed (pip install -e '.[test]')")
 boto3 = pytest.importorskip("boto3", reason="boto3 is not installed (pip install -e '.[test]')")
@@ -57,9 +57,9 @@ def s3(tmp_path_factory):
     server.stop()
 
 
-def restore_formats(saved=(dict(parsers.FORMATS), dict(SCHEMAS), dict(userformat.INSTALLED))) -> None:
+def restore_formats(saved=(dict(formats.FORMATS), dict(SCHEMAS), dict(userformat.INSTALLED))) -> None:
     """Put back the process-wide format registries a test changed (as tests/test_userformat.py does)."""
-    for registry, before in zip((parsers.FORMATS, SCHEMAS, userformat.INSTALLED), saved):
+    for registry, before in zip((formats.FORMATS, SCHEMAS, userformat.INSTALLED), saved):
         registry.clear()
         registry.update(before)
 
@@ -110,7 +110,7 @@ def test_s3_store_commits_chunk_by_chunk(s3, tmp_path, monkeypatch):
     first made; the same ingest again adds nothing; the tables equal one local commit's."""
     local = tmp_path / "store"
     la.ingest(sorted(str(p) for p in (s3["local"] / "c1").glob("*.log.gz"))[:5], store=local)
-    monkeypatch.setattr(sys.modules["loganalyze.ingest.inputs"], "CHUNK_FILES", 2)
+    monkeypatch.setattr(sys.modules["loganalyze.ingestion.inputs"], "CHUNK_FILES", 2)
     remote, inputs = fresh(), [f"{DAY}/c1/host005{i}.log.gz" for i in range(5)]
     assert la.ingest(inputs, store=remote).run == "run1"
     again = la.ingest(inputs, run="run1", store=remote)

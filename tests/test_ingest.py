@@ -237,7 +237,7 @@ def test_workers_die_with_a_killed_ingest(tmp_path):
         path = tmp_path / f"host{i}.log"
         path.write_text(f"host {i}\n" + ("\n".join(LINES) + "\n") * 20_000)
         logs.append(str(path))
-    code = ("import sys\nimport loganalyze.ingest.executors\nsys.modules['loganalyze.ingest.executors'].POOL_MIN_BYTES = 0\n"
+    code = ("import sys\nimport loganalyze.ingestion.executors\nsys.modules['loganalyze.ingestion.executors'].POOL_MIN_BYTES = 0\n"
             "from loganalyze.cli import main\nimport sys\n"
             f"sys.argv = ['loganalyze', 'ingest', *{logs!r}, '--store', {str(tmp_path / 's')!r}, '-q']\nmain()")
     workers: list[int] = []
@@ -289,7 +289,7 @@ def test_a_failure_after_some_chunks_keeps_them_and_says_how_to_add_the_rest(tmp
     from loganalyze.errors import LoganalyzeError
     from loganalyze.store import Store
 
-    monkeypatch.setattr(sys.modules["loganalyze.ingest.inputs"], "CHUNK_FILES", 2)
+    monkeypatch.setattr(sys.modules["loganalyze.ingestion.inputs"], "CHUNK_FILES", 2)
     paths = []
     for i in range(6):
         paths.append(tmp_path / f"host{i}.log")

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import loganalyze as la
-import parsers
+from loganalyze import formats
 from loganalyze.errors import LoganalyzeError
 from store_helpers import counts, rows_on_disk
 
@@ -32,9 +32,9 @@ LONG_LINES = 32_000  # per format, in the long run
 def samples_of(name: str) -> list[bytes]:
     """The format's own sample lines; a format without any (a structured file) gets every
     other format's, which must all end up in `unparsed`."""
-    fmt = parsers.FORMATS[name]
+    fmt = formats.FORMATS[name]
     own = [s.encode() for kind in getattr(fmt, "kinds", ()) for s in kind.samples]
-    return own or [s for other in parsers.FORMATS if other != name for s in samples_of(other)]
+    return own or [s for other in formats.FORMATS if other != name for s in samples_of(other)]
 
 
 def mutate(line: bytes, rng: Random, samples: list[bytes]) -> bytes:
@@ -100,14 +100,14 @@ def fuzz(name: str, examples: int, lines: tuple[int, int]) -> tuple[int, int]:
     return files, total
 
 
-@pytest.mark.parametrize("name", list(parsers.FORMATS))
+@pytest.mark.parametrize("name", list(formats.FORMATS))
 def test_fuzz_fast(name):
     files, _ = fuzz(name, examples=10, lines=(1, 200))
     assert files == 10
 
 
 @pytest.mark.long
-@pytest.mark.parametrize("name", list(parsers.FORMATS))
+@pytest.mark.parametrize("name", list(formats.FORMATS))
 def test_fuzz_long(name):
     files, lines = fuzz(name, examples=40, lines=(800, 900))
     assert files == 40 and lines >= LONG_LINES

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers.spec import Handler, LineKind, LogFormat, Sample
-from parsers.tables import SCHEMAS, register
+from loganalyze.formats.spec import Handler, LineKind, LogFormat, Sample
+from loganalyze.formats.tables import SCHEMAS, register
 
 I, F, S = pl.Int64, pl.Float64, pl.String
 

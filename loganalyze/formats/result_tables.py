@@ -10,7 +10,7 @@ paste those tables into tickets:
 - GuideLLM 0.3+: pipe tables (`| Benchmark | Timings ||||| ...`), one row per benchmark
   (a load level such as `concurrent@8`), a header of two or three rows where `|||` spans a
   group name over several columns, one table per subject (run summary, latency, throughput),
-  and its benchmarks.csv (its benchmarks.json is parsers/bench_json.py's).
+  and its benchmarks.csv (its benchmarks.json is loganalyze/formats/bench_json.py's).
 
 The tables of one report (adjacent on the page) are read together: one `bench` row per run
 for the metric-row layout, one per benchmark row (joined across the report's tables by its
@@ -26,8 +26,8 @@ import csv
 import polars as pl
 import regex
 
-from parsers import summary_labels
-from parsers.bench_tables import BENCH, LATENCY_STATS, TO_MS
+from loganalyze.formats import summary_labels
+from loganalyze.formats.bench_tables import BENCH, LATENCY_STATS, TO_MS
 
 BOX_TITLE = r"^\s*(?:NVIDIA )?(?:GenAI-Perf|AIPerf)\b.*\bMetrics\b|^\s*LLM Metrics\s*$"
 # The top border, or the header row where a paste lost the border.
@@ -438,7 +438,7 @@ def markdown_tables(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
 
 def markdown_runs(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     """One result per value column of a hand-made markdown table of metric rows, each row read
-    by the words of its label as a summary block's rows are (parsers/summary_labels.py), each
+    by the words of its label as a summary block's rows are (loganalyze/formats/summary_labels.py), each
     named by its header cell where the table has a header. A column with a cell that is no
     plain value (`2.90x`, `+1.2%`: a comparison) is no run."""
     header = _pipe_cells(lines[0][1]) if regex.match(MD_HEAD, lines[0][1]) else None

@@ -20,9 +20,9 @@ from concurrent.futures import ProcessPoolExecutor
 
 from loganalyze import objstore
 from loganalyze.errors import LoganalyzeError
-from loganalyze.ingest.inputs import chunks
-from loganalyze.ingest.results import SourceResult, Tally
-from loganalyze.ingest.source import stage_file
+from loganalyze.ingestion.inputs import chunks
+from loganalyze.ingestion.results import SourceResult, Tally
+from loganalyze.ingestion.source import stage_file
 from loganalyze.reader import BATCH_BYTES
 from loganalyze.store import Staging, Store
 
@@ -78,7 +78,7 @@ def stage_on_ray(store: Store, run: str | None, paths: list[str], as_format: str
                  year: int | None, labels: dict[str, str], tally: Tally) -> list[Staged]:
     """One Ray task per file; waits for all, so that the stagings of the tasks that
     succeeded are discarded when another failed."""
-    from parsers.userformat import INSTALLED  # see stage_with_formats
+    from loganalyze.formats.userformat import INSTALLED  # see stage_with_formats
 
     ray = connect()
     task = ray.remote(stage_with_formats)
@@ -101,10 +101,10 @@ def stage_with_formats(formats: list[str], *args) -> Staged:
     """stage_file in a Ray worker, a fresh process: the format files the driver loaded
     (--formats) are loaded there first, so both executors know the same formats. The files
     must be readable on the workers (this machine, or a shared folder)."""
-    # Imported here: parsers.userformat imports loganalyze.errors, and so this package,
-    # whose __init__ imports ingest; imported at the top, `import parsers.userformat` first
+    # Imported here: loganalyze.formats.userformat imports loganalyze.errors, and so this package,
+    # whose __init__ imports ingest; imported at the top, `import loganalyze.formats.userformat` first
     # would meet itself half-made.
-    from parsers.userformat import load_formats
+    from loganalyze.formats.userformat import load_formats
 
     if formats:
         load_formats(formats)

@@ -1,18 +1,18 @@
 """Every source format loganalyze knows, and how a file's format is chosen.
 
-To add a format: write a module that declares a `FORMAT` (see `parsers/spec.py`) and
+To add a format: write a module that declares a `FORMAT` (see `loganalyze/formats/spec.py`) and
 list it in FORMATS. Formats marked `embeddable` (NCCL, say) also claim their lines
 inside any other format's file. Without code, a format is a TOML or JSON file that
-`parsers/userformat.py` turns into the same objects and adds to FORMATS (docs/formats.md).
+`loganalyze/formats/userformat.py` turns into the same objects and adds to FORMATS (docs/formats.md).
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from parsers import bench, bench_json, nccl, nccl_tests, prometheus, sglang, vllm
-from parsers.engine import kind_share, score
-from parsers.spec import FileFormat, LogFormat
+from loganalyze.formats import bench, bench_json, nccl, nccl_tests, prometheus, sglang, vllm
+from loganalyze.formats.parse import kind_share, score
+from loganalyze.formats.spec import FileFormat, LogFormat
 
 Format = LogFormat | FileFormat
 

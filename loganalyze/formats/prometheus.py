@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers.spec import LineKind, LogFormat, Sample
-from parsers.tables import register
+from loganalyze.formats.spec import LineKind, LogFormat, Sample
+from loganalyze.formats.tables import register
 
 F, S = pl.Float64, pl.String
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers.tables import PAIRS, register
+from loganalyze.formats.tables import PAIRS, register
 
 I, F, S, B = pl.Int64, pl.Float64, pl.String, pl.Boolean
 

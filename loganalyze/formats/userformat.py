@@ -1,6 +1,6 @@
 """User-defined formats: a LogFormat declared in a TOML or JSON file instead of a module.
 
-The built-in formats are `LogFormat`/`LineKind` objects (parsers/spec.py). A data file is
+The built-in formats are `LogFormat`/`LineKind` objects (loganalyze/formats/spec.py). A data file is
 turned into exactly those objects, so a user format goes through the same engine,
 detection and line accounting as a built-in one, and `dump` writes a built-in format back
 out as data (fixtures/formats/sglang.toml is one). Python cannot live in a data file: a
@@ -25,13 +25,13 @@ from typing import Any, NoReturn
 import polars as pl
 import regex
 
-import parsers
+from loganalyze import formats
 from loganalyze.errors import LoganalyzeError
 from loganalyze.wrappers import unwrap
-from parsers.config import config_value, key_equals_value, repr_dump
-from parsers.engine import Context, parse
-from parsers.spec import Handler, Key, LineKind, LogFormat, Sample, TsFormat, expected
-from parsers.tables import COMMON, SCHEMAS, TABLE_NAME, register
+from loganalyze.formats.config import config_value, key_equals_value, repr_dump
+from loganalyze.formats.parse import Context, parse
+from loganalyze.formats.spec import Handler, Key, LineKind, LogFormat, Sample, TsFormat, expected
+from loganalyze.formats.tables import COMMON, SCHEMAS, TABLE_NAME, register
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -397,7 +397,7 @@ def install(user: UserFormat) -> None:
     """
     for table, columns in user.tables.items():
         register(table, dict(columns))
-    parsers.FORMATS[user.format.name] = user.format
+    formats.FORMATS[user.format.name] = user.format
     INSTALLED[user.format.name] = user
 
 
@@ -696,9 +696,9 @@ def dump_builtin(name: str) -> str:
     """A built-in format as a format file, the starting point for a user's own (`formats
     --dump`). Kinds that need Python are in it commented out, listed at the top: loaded
     back, the other kinds parse their samples to the same values (tests/test_userformat.py)."""
-    fmt = parsers.FORMATS.get(name)
+    fmt = formats.FORMATS.get(name)
     if not isinstance(fmt, LogFormat):
-        known = ", ".join(n for n, f in parsers.FORMATS.items() if isinstance(f, LogFormat))
+        known = ", ".join(n for n, f in formats.FORMATS.items() if isinstance(f, LogFormat))
         why = "reads the whole file with Python code: it has no data form" if fmt else "is not a known format"
         raise LoganalyzeError(f"{name} {why} (formats read line by line: {known})")
     handlers = DATA_HANDLERS.get(name, {})

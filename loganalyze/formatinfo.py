@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import parsers
-from parsers.spec import LogFormat
+from loganalyze import formats
+from loganalyze.formats.spec import LogFormat
 from loganalyze.errors import LoganalyzeError
-from parsers.userformat import INSTALLED, SampleCheck, check, dump_builtin, load  # noqa: F401 (dump_builtin: the CLI's)
+from loganalyze.formats.userformat import INSTALLED, SampleCheck, check, dump_builtin, load  # noqa: F401 (dump_builtin: the CLI's)
 
 SAMPLE_CHARS = 100
 
 
-def source_of(name: str, fmt: parsers.Format) -> str:
+def source_of(name: str, fmt: formats.Format) -> str:
     """'built-in', or the file a user format came from."""
     user = INSTALLED.get(name)
     return str(user.path) if user is not None and user.format is fmt else "built-in"
@@ -27,7 +27,7 @@ def source_of(name: str, fmt: parsers.Format) -> str:
 def describe() -> list[dict]:
     """Every known format, in the order detection tries them."""
     out = []
-    for name, fmt in parsers.FORMATS.items():
+    for name, fmt in formats.FORMATS.items():
         lines = isinstance(fmt, LogFormat)
         kinds = [{"name": k.name, "table": k.table, "sample": k.samples[0] if k.samples else None}
                  for k in fmt.kinds] if lines else []
@@ -65,10 +65,10 @@ def check_target(target: str) -> tuple[str, str, list[SampleCheck]]:
     """(what was checked, format name, results) for a format file, or a known format by name."""
     if Path(target).is_file():
         return (target, *check_file(Path(target)))
-    fmt = parsers.FORMATS.get(target)
+    fmt = formats.FORMATS.get(target)
     if isinstance(fmt, LogFormat):
         return source_of(target, fmt), target, check(fmt)
-    known = ", ".join(n for n, f in parsers.FORMATS.items() if isinstance(f, LogFormat))
+    known = ", ".join(n for n, f in formats.FORMATS.items() if isinstance(f, LogFormat))
     raise LoganalyzeError(f"{target}: no such format file, nor a format read line by line ({known})")
 
 

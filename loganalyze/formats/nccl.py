@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers.spec import Handler, LineKind, LogFormat, Sample, TsFormat
-from parsers.tables import SCHEMAS, register
+from loganalyze.formats.spec import Handler, LineKind, LogFormat, Sample, TsFormat
+from loganalyze.formats.tables import SCHEMAS, register
 
 I, F, S, B = pl.Int64, pl.Float64, pl.String, pl.Boolean
 
