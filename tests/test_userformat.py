@@ -20,7 +20,6 @@ from loganalyze.cli import main
 from loganalyze.errors import LoganalyzeError
 from loganalyze.formats import sglang, userformat
 from loganalyze.formats.spec import LogFormat, expected
-from loganalyze.formats.tables import SCHEMAS
 from loganalyze.formats.userformat import check, dump, load
 
 if sys.version_info >= (3, 11):
@@ -32,16 +31,6 @@ FORMATS = FIXTURES / "formats"
 SGLANG_TOML = FORMATS / "sglang.toml"
 LLAMA_TOML = FORMATS / "llamacpp.toml"
 LLAMA_LOG = FORMATS / "llamacpp.log"
-
-
-@pytest.fixture(autouse=True)
-def restore_formats():
-    """Installing a format changes process-wide registries: put them back after each test."""
-    saved = dict(formats.FORMATS), dict(SCHEMAS), dict(userformat.INSTALLED)
-    yield
-    for registry, before in zip((formats.FORMATS, SCHEMAS, userformat.INSTALLED), saved):
-        registry.clear()
-        registry.update(before)
 
 
 def without_handlers(fmt):
@@ -91,7 +80,7 @@ def test_sglang_as_data_ingests_every_sample_identically(tmp_path):
     assert logs, "fixtures/real/sglang holds no logs"
     la.ingest(logs, run="s", store=tmp_path / "builtin")
     userformat.install(load(SGLANG_TOML))
-    assert formats.FORMATS["sglang"] is not sglang.FORMAT
+    assert formats.active().formats["sglang"] is not sglang.FORMAT
     la.ingest(logs, run="s", store=tmp_path / "data")
     a, b = la.open_run("s", tmp_path / "builtin"), la.open_run("s", tmp_path / "data")
     assert a.tables() == b.tables() and a.tables()["stats"] > 0 and a.tables()["config"] > 0
@@ -329,6 +318,6 @@ def test_one_bad_file_installs_nothing(tmp_path):
     write(tmp_path, GOOD.replace('name = "tiny"', 'name = "tiny2"').replace("needle", "neddle"), "b.toml")
     with pytest.raises(LoganalyzeError, match="b.toml: kinds"):
         la.load_formats([tmp_path])
-    assert "tiny" not in formats.FORMATS
+    assert "tiny" not in formats.active().formats
     result = CliRunner().invoke(main, ["--formats", str(tmp_path), "formats"])
     assert result.exit_code == 2 and "b.toml: kinds[0].neddle: unknown field" in result.stderr

@@ -12,11 +12,12 @@ from __future__ import annotations
 import polars as pl
 
 from loganalyze.formats.spec import LineKind, LogFormat, Sample
-from loganalyze.formats.tables import register
+from loganalyze.formats.tables import Schema, table
 
 F, S = pl.Float64, pl.String
 
-register("metrics", {"name": S, "labels": S, "value": F, "scrape_ts_ms": F, "metric_type": S, "help": S})
+TABLES: dict[str, Schema] = {"metrics": table({"name": S, "labels": S, "value": F, "scrape_ts_ms": F, "metric_type": S,
+                                               "help": S})}
 
 NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
 

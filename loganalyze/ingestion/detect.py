@@ -23,13 +23,12 @@ def year_for(mtime: float, year: int | None) -> tuple[int, str, str]:
 
 
 def choose_format(sample: pl.Series, path: Path, as_format: str | None) -> formats.Format:
+    known = formats.active().formats
     if as_format:
-        if as_format not in formats.FORMATS:
-            raise LoganalyzeError(f"unknown format {as_format!r}; known formats: {', '.join(formats.FORMATS)}")
-        return formats.FORMATS[as_format]
+        if as_format not in known:
+            raise LoganalyzeError(f"unknown format {as_format!r}; known formats: {', '.join(known)}")
+        return known[as_format]
     fmt, _ = formats.detect(sample)
     if fmt is None:
-        raise UnknownFormat(
-            f"{path}: unknown format (known formats: {', '.join(formats.FORMATS)}; use --as to force one)"
-        )
+        raise UnknownFormat(f"{path}: unknown format (known formats: {', '.join(known)}; use --as to force one)")
     return fmt

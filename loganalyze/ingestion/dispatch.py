@@ -61,7 +61,7 @@ def _parse_formats(frame: pl.DataFrame, primary: LogFormat,
     remaining = frame
     tables: dict[str, list[pl.DataFrame]] = {}
     lines: dict[str, int] = {}
-    for fmt in [f for f in formats.embeddable() if f is not primary] + [primary]:
+    for fmt in [f for f in formats.active().embeddable() if f is not primary] + [primary]:
         if remaining.height == 0:
             break
         got = parse(fmt, remaining, ctx)

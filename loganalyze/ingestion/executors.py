@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 
-from loganalyze import objstore
+from loganalyze import formats, objstore
 from loganalyze.errors import LoganalyzeError
 from loganalyze.ingestion.inputs import chunks
 from loganalyze.ingestion.results import SourceResult, Tally
@@ -78,12 +78,10 @@ def stage_on_ray(store: Store, run: str | None, paths: list[str], as_format: str
                  year: int | None, labels: dict[str, str], tally: Tally) -> list[Staged]:
     """One Ray task per file; waits for all, so that the stagings of the tasks that
     succeeded are discarded when another failed."""
-    from loganalyze.formats.userformat import INSTALLED  # see stage_with_formats
-
     ray = connect()
     task = ray.remote(stage_with_formats)
-    formats = [str(user.path) for user in INSTALLED.values()]
-    refs = [task.remote(formats, store, run, path, as_format, year, labels) for path in paths]
+    files = [str(path) for path in formats.active().files.values()]  # see stage_with_formats
+    refs = [task.remote(files, store, run, path, as_format, year, labels) for path in paths]
     staged, errors = [], []
     for ref in refs:
         try:

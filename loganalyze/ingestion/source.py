@@ -60,7 +60,7 @@ def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged:
                 version = guess_version(fmt, sample) if isinstance(fmt, LogFormat) else None
                 result = SourceResult(shown, src.sha256, fmt.name, version, 0, 0, year=yr, year_source=year_source)
                 ctx = Context(source=sid, year=yr, base_date=base_date)
-                if isinstance(fmt, LogFormat) and any(map(stateful, [fmt, *formats.embeddable()])):
+                if isinstance(fmt, LogFormat) and any(map(stateful, [fmt, *formats.active().embeddable()])):
                     order = InOrder(parse_one, ctx)
                     pipeline = Pipeline(workers, write_in_order)
                 elif isinstance(fmt, LogFormat):
