@@ -321,3 +321,16 @@ def test_one_bad_file_installs_nothing(tmp_path):
     assert "tiny" not in formats.active().formats
     result = CliRunner().invoke(main, ["--formats", str(tmp_path), "formats"])
     assert result.exit_code == 2 and "b.toml: kinds[0].neddle: unknown field" in result.stderr
+
+
+def test_a_format_file_changes_the_process_registry_only():
+    """Installing goes into formats.active(); the built-in registry stays as it was, and a
+    registry put in place for a block (formats.using) does not see what the other holds."""
+    tables = dict(formats.BUILTIN.tables)
+    la.load_formats([LLAMA_TOML])
+    assert "llamacpp-example" in formats.active().formats and "llamacpp-example" not in formats.FORMATS
+    assert formats.BUILTIN.tables == tables and set(formats.active().tables) > set(tables)
+    assert formats.active().files == {"llamacpp-example": LLAMA_TOML}
+    with formats.using(formats.BUILTIN.copy()):
+        assert "llamacpp-example" not in formats.active().formats
+    assert "llamacpp-example" in formats.active().formats
