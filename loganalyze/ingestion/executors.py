@@ -120,10 +120,21 @@ def connect():
     return ray
 
 
+def _start_worker(parent: int, files: list[str]) -> None:
+    """Worker process initializer: the format files the ingest's process installed are
+    installed here too (a spawned process starts with the built-in formats only), and the
+    process ends with its parent (_die_with_parent)."""
+    from loganalyze.formats.userformat import load_formats  # see stage_with_formats
+
+    _die_with_parent(parent)
+    if files:
+        load_formats(files)
+
+
 def _die_with_parent(parent: int) -> None:
-    """Worker process initializer: end this process when the ingest that started it ends,
-    even by kill -9 (which leaves no chance to stop the pool). Linux: the kernel sends
-    SIGKILL when the parent dies (PR_SET_PDEATHSIG); elsewhere a thread checks once a second."""
+    """End this worker process when the ingest that started it ends, even by kill -9 (which
+    leaves no chance to stop the pool). Linux: the kernel sends SIGKILL when the parent
+    dies (PR_SET_PDEATHSIG); elsewhere a thread checks once a second."""
     import signal
     import threading
 
@@ -164,11 +175,13 @@ def worth_processes(store: Store, paths: list[str]) -> int:
 def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     """`workers` processes for a many-file ingest, kept for all its chunks (each costs about
     half a second of CPU to start). Spawned, not forked: polars' threads do not survive a
-    fork; each ends with the ingest, even a killed one (_die_with_parent)."""
+    fork; each knows the format files installed here and ends with the ingest, even a killed
+    one (_start_worker)."""
     import multiprocessing
 
+    files = [str(path) for path in formats.active().files.values()]
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
+                             initializer=_start_worker, initargs=(os.getpid(), files)) as pool:
         yield pool
 
 
