@@ -6,7 +6,7 @@ DEMO_STORE ?= /tmp/loganalyze-demo
 
 .PHONY: install demo test reports bench accuracy
 
-$(BIN)/loganalyze: pyproject.toml parsers/_tokenizer.c
+$(BIN)/loganalyze: pyproject.toml loganalyze/formats/_tokenizer.c
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q -e '.[test]'
 	touch $@

@@ -11,7 +11,7 @@ a second), under --dir/logs-<files>x<lines>/<cluster>/<host>.log.gz. Each ingest
 round: wall time, files/s, the parent's peak RSS, the load average, and the most staging
 folders (`<store>/.tmp/*`, one per file staged and not yet committed) seen at once,
 sampled every 0.1 s: a one-commit ingest holds every file there until its end, a
-chunked one (loganalyze/ingest/inputs.py `chunks`) one chunk.
+chunked one (loganalyze/ingestion/inputs.py `chunks`) one chunk.
 """
 
 from __future__ import annotations

@@ -32,13 +32,13 @@ STEPS = ("read_batches", "unwrap", "parse_batch", "split_prefix", "prefix_groups
 def main(argv: list[str]) -> int:
     log = Path(argv[0])
     mb = float(argv[argv.index("--mb") + 1]) if "--mb" in argv else 100.0
-    import parsers
-    from loganalyze.ingest import parse_batch
+    from loganalyze import formats
+    from loganalyze.ingestion import parse_batch
     from loganalyze.reader import ReadStats, read_batches
     from loganalyze.wrappers import unwrap
-    from parsers.engine import Context
+    from loganalyze.formats.parse import Context
 
-    primary = parsers.FORMATS["sglang" if "sglang" in log.name else "vllm"]
+    primary = formats.FORMATS["sglang" if "sglang" in log.name else "vllm"]
     ctx = Context(source="s", year=2026, base_date="2026-01-01")
     done = 0
 
@@ -65,7 +65,7 @@ def main(argv: list[str]) -> int:
     print(f"{'step':24s} {'CPU-s / 100 MB':>15s} {'calls':>8s}")
     rows = []
     for (file, _, name), (_, calls, _, cum, _) in stats.stats.items():
-        if name in STEPS and ("loganalyze" in file or "parsers" in file or name == "write_parquet"):
+        if name in STEPS and ("loganalyze" in file or name == "write_parquet"):
             rows.append((name, cum * scale, calls))
     merged: dict[str, list] = {}
     for name, cum, calls in rows:

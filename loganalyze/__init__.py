@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from loganalyze.errors import LoganalyzeError
-from loganalyze.ingest import ingest
+from loganalyze.ingestion import ingest
 from loganalyze.query import query
 from loganalyze.api import Run, open_run
 from loganalyze.version import __version__
 
 if TYPE_CHECKING:
-    from parsers.userformat import UserFormat
+    from loganalyze.formats.userformat import UserFormat
 
 __all__ = ["LoganalyzeError", "Run", "ingest", "load_formats", "open_run", "query"]
 
@@ -35,8 +35,8 @@ def load_formats(paths: Iterable[str | Path] | None = None) -> list[UserFormat]:
     """Load and install format definitions (files, or folders of *.toml/*.json; default
     $LOGANALYZE_FORMATS) for the rest of the process; see docs/formats.md.
 
-    A function here rather than an import, because parsers.userformat imports this package.
+    A function here rather than an import, because loganalyze.formats.userformat imports this package.
     """
-    from parsers.userformat import load_formats as load
+    from loganalyze.formats.userformat import load_formats as load
 
     return load(paths)

@@ -14,8 +14,8 @@ import click
 
 import loganalyze
 from loganalyze.errors import LoganalyzeError
-from loganalyze.ingest import ingest as do_ingest
-from loganalyze.ingest.executors import EXECUTORS
+from loganalyze.ingestion import ingest as do_ingest
+from loganalyze.ingestion.executors import EXECUTORS
 from loganalyze.labels import parse_labels
 from loganalyze.progress import ProgressBar
 from loganalyze.diagnosis import diagnose as run_diagnosis
@@ -538,25 +538,25 @@ def formats_cmd(check_target, dump_name, out_format):
       loganalyze formats --dump sglang > my_sglang.toml
       loganalyze --formats my_formats/ ingest server.log
     """
-    from loganalyze import formats
+    from loganalyze import formatinfo
 
     if check_target is not None and dump_name is not None:
         raise LoganalyzeError("--check and --dump are separate commands: give one")
     if dump_name is not None:
-        click.echo(formats.dump_builtin(dump_name), nl=False)
+        click.echo(formatinfo.dump_builtin(dump_name), nl=False)
         return
     if check_target is None:
-        listing = formats.describe()
+        listing = formatinfo.describe()
         if out_format == "json":
             print_json(listing)
         else:
-            click.echo(formats.render_formats(listing))
+            click.echo(formatinfo.render_formats(listing))
         return
-    label, name, results = formats.check_target(check_target)
+    label, name, results = formatinfo.check_target(check_target)
     if out_format == "json":
         print_json({"file": label, "format": name, "samples": [r.to_dict() for r in results]})
     else:
-        click.echo(formats.render_check(label, name, results))
+        click.echo(formatinfo.render_check(label, name, results))
     sys.exit(1 if any(r.problem for r in results) else 0)
 
 

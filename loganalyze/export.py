@@ -21,7 +21,7 @@ from loganalyze.query import polars_message
 from loganalyze.redact import redact_frame
 from loganalyze.run import open_run
 from loganalyze.store import Store
-from parsers.tables import SCHEMAS
+from loganalyze import formats
 
 SUFFIXES = {".parquet": "parquet", ".csv": "csv", ".json": "json", ".jsonl": "ndjson", ".ndjson": "ndjson"}
 EXTENSION = {"parquet": ".parquet", "csv": ".csv", "json": ".json", "ndjson": ".jsonl"}
@@ -178,7 +178,7 @@ def export_run(run: str, out: str | Path, tables: Sequence[str] | None = None, f
     clean = redact_frame if redact else (lambda lf: lf)
     have = r.tables()
     names = list(tables) if tables else sorted(have)
-    if unknown := [t for t in names if t not in have and t not in SCHEMAS]:
+    if unknown := [t for t in names if t not in have and t not in formats.active().tables]:
         raise LoganalyzeError(f"run {run} has no table {unknown[0]!r} (tables: {', '.join(sorted(have)) or 'none'})")
     out = Path(out)
     if file_fmt := format_of(out):

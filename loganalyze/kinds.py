@@ -1,6 +1,6 @@
 """The line kinds that metrics and diagnosis read: one registry, checked against the formats.
 
-A kind name is a contract between a format, which declares it (parsers/*.py, or a format
+A kind name is a contract between a format, which declares it (loganalyze/formats/*.py, or a format
 file), and the code that selects its rows. Each module names the kinds it reads with
 `kinds(...)` (or a family of them with `kind_prefix(...)`) at import time, and
 tests/test_vocabulary.py requires some format to declare every one: a kind renamed in a

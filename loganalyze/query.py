@@ -21,7 +21,8 @@ from loganalyze.errors import LoganalyzeError
 from loganalyze.redact import redact as redact_text
 from loganalyze.redact import redact_frame
 from loganalyze.store import Store, open_store
-from parsers.tables import SCHEMAS, empty
+from loganalyze import formats
+from loganalyze.formats.tables import empty
 
 PARTITIONS = ("date", "cluster", "host", "engine")
 
@@ -64,7 +65,7 @@ def union(store: Store, counts: dict[str, dict[str, int]], table: str, parts: pl
     runs that lack the table add nothing."""
     frames = [store.scan(r, table).with_columns(run=pl.lit(r)) for r, tables in counts.items() if tables.get(table)]
     frame = pl.concat(frames, how="diagonal_relaxed") if frames else \
-        empty(table).lazy().with_columns(run=pl.lit(None, pl.String))
+        empty(formats.active().tables[table]).lazy().with_columns(run=pl.lit(None, pl.String))
     own = set(frame.collect_schema())
     extra = parts.select("run", "source", *(c for c in parts.columns if c not in own))
     if "source" not in own:
@@ -85,7 +86,7 @@ def tables(store: Store | str | Path | None = None, runs: Sequence[str] | None =
     store = restrict(open_store(store), where)
     selected = [r for r in runs if not where or r in store.runs()] if runs else sorted(store.runs())
     counts = {r: store.table_counts(r) for r in selected}
-    names = set(SCHEMAS) | {t for c in counts.values() for t in c}
+    names = set(formats.active().tables) | {t for c in counts.values() for t in c}
     parts = partitions(store, selected)
     frames = {t: union(store, counts, t, parts) for t in sorted(names)}
     return {t: redact_frame(f) for t, f in frames.items()} if redact else frames

@@ -16,7 +16,7 @@ import sys
 from datetime import date, datetime
 
 from loganalyze.escape import md_cell, md_code, md_fence, md_text, one_line, terminal
-from loganalyze.ingest import IngestResult
+from loganalyze.ingestion import IngestResult
 from loganalyze.redact import redact as redact_text
 from loganalyze.redact import redact_frame, redact_obj
 

@@ -4,7 +4,7 @@ Layout: `<root>/<table>/run=<run>/<source-id>-<part>.parquet` and `<root>/catalo
 The catalog is the commit point: a table file counts only once its source is in the
 catalog, and the catalog is replaced whole (a rename, or one conditional PUT). So a
 crash at any moment leaves the store as it was before or after a commit (an ingest of
-many files commits chunk by chunk, loganalyze/ingest/inputs.py `chunks`), with whole sources
+many files commits chunk by chunk, loganalyze/ingestion/inputs.py `chunks`), with whole sources
 only; files left from a crash are removed by the next writer (`cleanup`).
 
 One `Store` holds all of that logic: staging, commit through the catalog, cleanup, the
@@ -36,11 +36,11 @@ from typing import Any
 
 import polars as pl
 
-from loganalyze import objstore
+from loganalyze import formats, objstore
 from loganalyze.backend import Backend
 from loganalyze.errors import LoganalyzeError
 from loganalyze.localfs import CATALOG, REPAIR_HINT, LocalBackend, write_errors
-from parsers.tables import SCHEMAS, TABLE_NAME, conform, empty
+from loganalyze.formats.tables import TABLE_NAME, conform, empty
 
 __all__ = ["CATALOG", "REPAIR_HINT", "RUN_NAME", "SOURCE_ID", "TABLE_NAME", "Backend", "Staging", "Store",
            "check_run_name", "default_root", "open_store", "write_errors"]
@@ -124,7 +124,8 @@ class Staging:
             return
         n = self.parts.get(table, 0)
         buf = io.BytesIO()
-        conform(table, frame).write_parquet(buf, compression="zstd", compression_level=PARQUET_ZSTD_LEVEL)
+        schema = formats.active().tables[table]
+        conform(frame, schema).write_parquet(buf, compression="zstd", compression_level=PARQUET_ZSTD_LEVEL)
         self.backend.write(self.part_key(table, n), buf.getbuffer())
         self.parts[table] = n + 1
         self.rows[table] = self.rows.get(table, 0) + frame.height
@@ -345,7 +346,8 @@ class Store:
         if lines is not None:
             files = [f for f in files if _may_hold(self.backend.line_range(f), lines)]
         if not files:
-            return empty(table).lazy() if table in SCHEMAS else pl.LazyFrame()
+            schema = formats.active().tables.get(table)
+            return empty(schema).lazy() if schema is not None else pl.LazyFrame()
         try:
             return self.backend.scan(files)
         except Exception as e:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import strategies as st
 
 import loganalyze as la
+from loganalyze import formats
 from loganalyze.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,6 +26,14 @@ def sample(engine: str, prefix: str) -> Path:
     found = sorted((SAMPLES / engine).glob(f"{prefix}*"))
     assert found, f"fixtures/real/{engine}/{prefix}* is missing"
     return found[0]
+
+
+@pytest.fixture(autouse=True)
+def registry() -> Iterator[formats.Registry]:
+    """Every test starts with the built-in formats and tables only: the format files it
+    installs (--formats, la.load_formats) go with it (loganalyze/formats/registry.py)."""
+    with formats.using(formats.BUILTIN.copy()) as fresh:
+        yield fresh
 
 
 @pytest.fixture

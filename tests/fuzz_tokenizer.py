@@ -1,4 +1,4 @@
-"""An atheris harness over the compiled tokenizer (parsers/_tokenizer.c), run by the long
+"""An atheris harness over the compiled tokenizer (loganalyze/formats/_tokenizer.c), run by the long
 tests (tests/test_tokenizer.py): coverage-guided on the installed build, then the inputs it
 kept replayed on a build under AddressSanitizer (gcc's ASan breaks atheris' coverage, so
 the two are separate runs):

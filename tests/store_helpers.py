@@ -8,12 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import parsers
+from loganalyze import formats
 from loganalyze.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 # One-line samples: a log of `lines` lines (a multi-line sample, a traceback, would add more).
-SAMPLES = [s for kind in parsers.FORMATS["sglang"].kinds for s in kind.samples if "\n" not in s]
+SAMPLES = [s for kind in formats.FORMATS["sglang"].kinds for s in kind.samples if "\n" not in s]
 
 
 def sglang_log(path: Path, lines: int, seed: int = 0) -> Path:

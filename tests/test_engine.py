@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers import sglang
-from parsers.engine import Context, parse
+from loganalyze.formats import sglang
+from loganalyze.formats.parse import Context, parse
 
 CTX = Context(source="t", year=2026, base_date="2026-01-01")
 
@@ -69,8 +69,8 @@ def test_oom_inside_a_traceback_is_found_by_the_oom_check(tmp_path):
 def test_every_embeddable_format_can_skip_a_batch_without_its_lines():
     """An embeddable format runs over every batch of every file: its sift (needles, and the
     orphan patterns of kinds that adopt orphans) must exist, or each batch pays a full parse."""
-    import parsers
-    from parsers.engine import _sift
-    for fmt in parsers.FORMATS.values():
+    from loganalyze import formats
+    from loganalyze.formats.parse import _sift
+    for fmt in formats.FORMATS.values():
         if getattr(fmt, "embeddable", False):
             assert _sift(fmt) is not None, fmt.name

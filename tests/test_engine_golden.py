@@ -28,19 +28,19 @@ CASES = (("sglang", "sglang", 400_000, 3, 1 << 24), ("sglang-batches", "sglang",
 def engine_tables(log: Path, batch_bytes: int) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
     """Every format's tables for the batches of `log`, one frame per (format, table) with the
     batch number in `__batch`, and the lines and claimed rows of each (batch, format)."""
-    import parsers
+    from loganalyze import formats
     from loganalyze.reader import ReadStats, read_batches
     from loganalyze.wrappers import unwrap
-    from parsers import engine
+    from loganalyze.formats import parse
 
-    ctx = engine.Context(source="s", year=2026, base_date="2026-01-01")
+    ctx = parse.Context(source="s", year=2026, base_date="2026-01-01")
     parts: dict[str, list[pl.DataFrame]] = {}
     claims = []
     for b, batch in enumerate(read_batches(log, ReadStats(), batch_bytes)):
         frame = unwrap(batch.rename({"text": "raw"}).with_columns(text=pl.col("raw")), 2026)
-        for fmt in parsers.FORMATS.values():
-            if isinstance(fmt, parsers.LogFormat):
-                got = engine.parse(fmt, frame, ctx)
+        for fmt in formats.FORMATS.values():
+            if isinstance(fmt, formats.LogFormat):
+                got = parse.parse(fmt, frame, ctx)
                 claims.append({"batch": b, "format": fmt.name, "lines": json.dumps(got.lines, sort_keys=True),
                                "claimed": got.claimed.to_list()})
                 for t, df in got.tables.items():

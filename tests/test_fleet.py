@@ -15,15 +15,12 @@ import pytest
 from click.testing import CliRunner
 
 import loganalyze as la
-import parsers
 from conftest import ROOT
 from loganalyze.cli import main
 from loganalyze.errors import LoganalyzeError
 from loganalyze.fleet import summary
 from loganalyze.query import tables
 from loganalyze.store import Store
-from parsers import userformat
-from parsers.tables import SCHEMAS
 
 moto_server = pytest.importorskip("moto.server", reason="moto[server] is not installed (pip install -e '.[test]')")
 boto3 = pytest.importorskip("boto3", reason="boto3 is not installed (pip install -e '.[test]')")
@@ -55,13 +52,6 @@ def s3(tmp_path_factory):
             client.upload_file(str(path), "logs", f"2026-11-29/{path.relative_to(local)}")
         yield {"client": client, "endpoint": endpoint, "local": local}
     server.stop()
-
-
-def restore_formats(saved=(dict(parsers.FORMATS), dict(SCHEMAS), dict(userformat.INSTALLED))) -> None:
-    """Put back the process-wide format registries a test changed (as tests/test_userformat.py does)."""
-    for registry, before in zip((parsers.FORMATS, SCHEMAS, userformat.INSTALLED), saved):
-        registry.clear()
-        registry.update(before)
 
 
 def fresh() -> str:
@@ -110,7 +100,7 @@ def test_s3_store_commits_chunk_by_chunk(s3, tmp_path, monkeypatch):
     first made; the same ingest again adds nothing; the tables equal one local commit's."""
     local = tmp_path / "store"
     la.ingest(sorted(str(p) for p in (s3["local"] / "c1").glob("*.log.gz"))[:5], store=local)
-    monkeypatch.setattr(sys.modules["loganalyze.ingest.inputs"], "CHUNK_FILES", 2)
+    monkeypatch.setattr(sys.modules["loganalyze.ingestion.inputs"], "CHUNK_FILES", 2)
     remote, inputs = fresh(), [f"{DAY}/c1/host005{i}.log.gz" for i in range(5)]
     assert la.ingest(inputs, store=remote).run == "run1"
     again = la.ingest(inputs, run="run1", store=remote)
@@ -180,13 +170,12 @@ def test_ray_engine_equals_local_engine_row_for_row(s3, tmp_path):
         got = la.ingest([f"{DAY}/**/*.log.gz"], store=by_ray, executor="ray", labels={"cluster": "x"})
         assert len(got.sources) == SERVERS and not any(s.skipped for s in got.sources)
         la.ingest([f"{DAY}/**/*.log.gz"], store=by_local, executor="local", labels={"cluster": "x"})
-        la.load_formats([FORMATS / "llamacpp.toml"])  # a format file: workers load it too
+        la.load_formats([FORMATS / "llamacpp.toml"])  # a format file: workers load it too (conftest.registry drops it)
         user = la.ingest([str(FORMATS / "llamacpp.log")], store=tmp_path / "store", executor="ray")
         here = la.ingest([str(FORMATS / "llamacpp.log")], store=tmp_path / "local")
         assert user.sources[0].format == "llamacpp-example" and user.sources[0].tables == here.sources[0].tables
     finally:
         ray.shutdown()
-        restore_formats()
     sources = [{k: v for k, v in s.items() if k != "ingested"} for s in Store(by_ray).runs()["run1"]["sources"]]
     assert sources == [{k: v for k, v in s.items() if k != "ingested"}
                        for s in Store(by_local).runs()["run1"]["sources"]]

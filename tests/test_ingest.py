@@ -12,7 +12,7 @@ import pytest
 import zstandard
 from click.testing import CliRunner
 
-from conftest import FIXTURES, sample
+from conftest import FIXTURES, ROOT, sample
 from loganalyze.cli import main
 
 LINES = [
@@ -237,7 +237,7 @@ def test_workers_die_with_a_killed_ingest(tmp_path):
         path = tmp_path / f"host{i}.log"
         path.write_text(f"host {i}\n" + ("\n".join(LINES) + "\n") * 20_000)
         logs.append(str(path))
-    code = ("import sys\nimport loganalyze.ingest.executors\nsys.modules['loganalyze.ingest.executors'].POOL_MIN_BYTES = 0\n"
+    code = ("import sys\nimport loganalyze.ingestion.executors\nsys.modules['loganalyze.ingestion.executors'].POOL_MIN_BYTES = 0\n"
             "from loganalyze.cli import main\nimport sys\n"
             f"sys.argv = ['loganalyze', 'ingest', *{logs!r}, '--store', {str(tmp_path / 's')!r}, '-q']\nmain()")
     workers: list[int] = []
@@ -316,7 +316,7 @@ def test_a_failure_after_some_chunks_keeps_them_and_says_how_to_add_the_rest(tmp
     from loganalyze.errors import LoganalyzeError
     from loganalyze.store import Store
 
-    monkeypatch.setattr(sys.modules["loganalyze.ingest.inputs"], "CHUNK_FILES", 2)
+    monkeypatch.setattr(sys.modules["loganalyze.ingestion.inputs"], "CHUNK_FILES", 2)
     paths = []
     for i in range(6):
         paths.append(tmp_path / f"host{i}.log")
@@ -348,3 +348,25 @@ def test_engine_is_a_deprecated_name_of_executor(tmp_path, log):
         import loganalyze as la
 
         la.ingest([log], store=tmp_path / "c", engine="local")
+
+
+def test_worker_processes_know_the_format_files_installed(tmp_path, monkeypatch):
+    """Many small files are staged by spawned worker processes: a format file loaded here
+    (--formats, la.load_formats) is loaded in each of them too, so its files are not
+    'unknown format' there."""
+    import loganalyze as la
+
+    monkeypatch.setattr(sys.modules["loganalyze.ingestion.executors"], "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    formats = ROOT / "fixtures" / "formats"
+    la.load_formats([formats / "llamacpp.toml"])
+    paths = [tmp_path / f"server{i}.log" for i in range(2)]
+    for i, path in enumerate(paths):
+        path.write_text((formats / "llamacpp.log").read_text() + f"# copy {i}\n")
+    from loganalyze.store import Store
+
+    assert sys.modules["loganalyze.ingestion.executors"].worth_processes(Store(tmp_path / "s"), list(map(str, paths))) == 2
+    result = la.ingest(paths, run="r", store=tmp_path / "s")
+    alone = la.ingest([paths[0]], run="one", store=tmp_path / "one")
+    assert [s.format for s in result.sources] == ["llamacpp-example"] * 2
+    assert result.sources[0].tables == alone.sources[0].tables

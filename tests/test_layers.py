@@ -1,4 +1,4 @@
-"""The import graph of `loganalyze` and `parsers`: no cycles, and layers that import only downward.
+"""The import graph of `loganalyze`: no cycles, and layers that import only downward.
 
 Every module is parsed with `ast`, so an import inside a function (a lazy import, the
 usual way to hide a cycle) or under `if TYPE_CHECKING:` counts like one at the top.
@@ -19,19 +19,19 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("loganalyze", "parsers")
+PACKAGES = ("loganalyze",)
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("reading", ("loganalyze.errors", "loganalyze.reader", "loganalyze.version")),
-    ("formats and engine", ("parsers", "loganalyze.wrappers")),
+    ("formats and parsing", ("loganalyze.formats", "loganalyze.wrappers")),
     ("store", ("loganalyze.store", "loganalyze.backend", "loganalyze.localfs", "loganalyze.objstore",
                "loganalyze.catalog", "loganalyze.check", "loganalyze.labels")),
-    ("ingest", ("loganalyze.ingest",)),
+    ("ingestion", ("loganalyze.ingestion",)),
     ("run", ("loganalyze.run",)),
     ("metrics", ("loganalyze.metrics", "loganalyze.kinds")),
     ("diagnosis", ("loganalyze.diagnosis",)),
     ("outputs", ("loganalyze.report", "loganalyze.render", "loganalyze.redact", "loganalyze.escape",
-                 "loganalyze.query", "loganalyze.export", "loganalyze.formats", "loganalyze.fleet",
+                 "loganalyze.query", "loganalyze.export", "loganalyze.formatinfo", "loganalyze.fleet",
                  "loganalyze.compare", "loganalyze.regression")),
     ("cli", ("loganalyze", "loganalyze.api", "loganalyze.cli", "loganalyze.progress")),
 ]
@@ -147,20 +147,20 @@ def test_the_scan_sees_every_kind_of_import(tmp_path):
     """Lazy, TYPE_CHECKING-only and relative imports are edges; a name taken from a
     package is an edge to the package unless a submodule has that name."""
     path = tmp_path / "mod.py"
-    path.write_text("from typing import TYPE_CHECKING\nfrom . import base\nfrom loganalyze import ingest, open_run\n"
+    path.write_text("from typing import TYPE_CHECKING\nfrom . import base\nfrom loganalyze import ingestion, open_run\n"
                     "if TYPE_CHECKING:\n    from loganalyze.run import Run\n"
                     "def f():\n    import loganalyze.store\n    from ..errors import LoganalyzeError\n")
     known = modules()
     assert imported("loganalyze.metrics.mod", path, known) == {
-        "loganalyze.metrics.base", "loganalyze.ingest", "loganalyze", "loganalyze.run", "loganalyze.store",
+        "loganalyze.metrics.base", "loganalyze.ingestion", "loganalyze", "loganalyze.run", "loganalyze.store",
         "loganalyze.errors"}
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
 def test_the_formats_import_first():
-    """Importing a format module before anything else works: `parsers` imports
-    `loganalyze.errors`, which runs `loganalyze/__init__`, which imports ingest; a module
-    ingest imports at its top must not need the half-made format module back."""
-    for module in ("parsers.userformat", "parsers.engine"):
+    """Importing a format module before anything else works: importing it runs
+    `loganalyze/__init__` first, which imports ingestion, which imports the formats; a
+    module ingestion imports at its top must not need a half-made format module back."""
+    for module in ("loganalyze.formats.userformat", "loganalyze.formats.parse"):
         done = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, cwd=ROOT)
         assert done.returncode == 0, done.stderr.splitlines()[-1]

@@ -1,6 +1,6 @@
 """A known line is known behind any leader: every sample line of every kind, wrapped in the
 prefixes and suffixes real deployments and tickets put around it, gives the fields the bare
-line gives, and detection picks the same format (parsers/leader.py, loganalyze/wrappers.py).
+line gives, and detection picks the same format (loganalyze/formats/leader.py, loganalyze/wrappers.py).
 
 Collectors (kubectl, compose, journald, MPI, Ray, ticket quoting) wrap the whole line, the
 server's own header included. A user's own logging configuration replaces the header: those
@@ -12,10 +12,10 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-import parsers
+from loganalyze import formats
 from loganalyze.wrappers import unwrap
-from parsers.engine import Context, parse, prefix_groups
-from parsers.spec import LogFormat
+from loganalyze.formats.parse import Context, parse, prefix_groups
+from loganalyze.formats.spec import LogFormat
 
 AROUND_LINE = {
     "kubectl": "2026-01-05T10:00:01.123456Z {}",
@@ -50,7 +50,7 @@ PLACE = {"ts", "level", "process", "raw", "line_no", "source", "rank", "gpu", "h
 SEPARATOR = "-- next sample --"
 CTX = dict(year=2026, base_date="2026-01-01")
 
-FORMATS = [f for f in parsers.FORMATS.values() if isinstance(f, LogFormat)]
+FORMATS = [f for f in formats.FORMATS.values() if isinstance(f, LogFormat)]
 
 
 def _around_message(fmt: LogFormat, style: str, line: str) -> str:
@@ -147,9 +147,9 @@ def test_detection_sees_the_format_behind_every_leader(style):
         else:
             lines = [AROUND_LINE[style].format(x) for x in lines]
         raw = pl.DataFrame({"raw": lines}).with_columns(text=pl.col("raw"))
-        bare = parsers.detect(unwrap(pl.DataFrame({"raw": [x for k in fmt.kinds for s in k.samples for x in s.split("\n")]})
+        bare = formats.detect(unwrap(pl.DataFrame({"raw": [x for k in fmt.kinds for s in k.samples for x in s.split("\n")]})
                                      .with_columns(text=pl.col("raw")), 2026)["text"])[0]
-        found = parsers.detect(unwrap(raw, 2026)["text"])[0]
+        found = formats.detect(unwrap(raw, 2026)["text"])[0]
         assert found is bare, f"{fmt.name} samples behind {style!r} detected as {found and found.name}"
 
 

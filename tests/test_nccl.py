@@ -10,15 +10,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import parsers
+from loganalyze import formats
 from conftest import SAMPLES, mutate, sample
 from loganalyze.diagnosis import diagnose, hang, nccl_bandwidth, nccl_tests_mpi, nccl_transport
 from loganalyze.diagnosis.base import Context as DiagContext
-from loganalyze.ingest.dispatch import parse_batch
+from loganalyze.ingestion.dispatch import parse_batch
 from loganalyze.metrics.nccl import nccl, perf_rows
-from parsers import nccl as nccl_format
-from parsers import nccl_tests
-from parsers.engine import Context, parse
+from loganalyze.formats import nccl as nccl_format
+from loganalyze.formats import nccl_tests
+from loganalyze.formats.parse import Context, parse
 from test_line_kind_samples import frame_of
 
 NCCL = sorted((SAMPLES / "nccl").glob("*.log"))
@@ -41,7 +41,7 @@ EXPECTED = {
     "17_": ("nccl-tests", {"nccl_links": 2, "nccl_perf": 5, "unparsed": 3}),
     # vLLM's `Killing local vLLM worker processes` is an event (worker_exit); its `Worker ... died` line
     # behind `  | ` is not read yet
-    "19_": ("vllm" if "vllm" in parsers.FORMATS else "nccl", {"events": 6, "unparsed": 1}),
+    "19_": ("vllm" if "vllm" in formats.FORMATS else "nccl", {"events": 6, "unparsed": 1}),
     "20_": ("nccl", {"events": 4}),
     "21_": ("nccl", {"events": 4, "unparsed": 4}),
     "23_": ("nccl", {"events": 6}),
@@ -584,7 +584,7 @@ def test_nccl_lines_inside_an_sglang_log_are_claimed_by_nccl(tmp_path, ingest_on
 
 def test_many_nccl_lines_do_not_take_over_detection():
     lines = [SGLANG_MIXED[9]] + [SGLANG_MIXED[5]] * 50
-    fmt, scores = parsers.detect(pl.Series(lines))
+    fmt, scores = formats.detect(pl.Series(lines))
     assert fmt.name == "sglang" and scores["nccl"] > scores["sglang"]
 
 
@@ -613,7 +613,7 @@ def test_fuzzed_lines_never_raise_and_are_all_accounted(lines, primary):
     lines = [line for line in lines if line.strip()]
     if not lines:
         return
-    _, counts = parse_batch(frame_of(lines), parsers.FORMATS[primary], CTX)
+    _, counts = parse_batch(frame_of(lines), formats.FORMATS[primary], CTX)
     assert sum(counts.values()) == len(lines)
 
 

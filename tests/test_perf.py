@@ -65,7 +65,7 @@ def test_files_staged_in_processes_make_the_same_store(tmp_path, monkeypatch):
 
     import loganalyze as la
 
-    ingest_module = sys.modules["loganalyze.ingest.executors"]
+    ingest_module = sys.modules["loganalyze.ingestion.executors"]
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from generate import generate
 
@@ -189,7 +189,7 @@ def test_scan_for_lines_opens_only_the_files_that_hold_them(tmp_path, monkeypatc
     from loganalyze import reader
     from loganalyze.store import Store
 
-    ingest_module = importlib.import_module("loganalyze.ingest.source")
+    ingest_module = importlib.import_module("loganalyze.ingestion.source")
     monkeypatch.setattr(ingest_module, "read_batches", lambda p, s: reader.read_batches(p, s, batch_bytes=20_000))
     log = ROOT / "fixtures" / "reference" / "sglang-eagle3" / "server.log"
     store = Store(tmp_path / "s")
@@ -210,7 +210,7 @@ def test_fill_in_runs_matches_the_window_it_replaces():
     same values as forward_fill().over(run), nulls in value and run included."""
     import random
 
-    from parsers import engine
+    from loganalyze.formats import parse
 
     rnd = random.Random(11)
     for _ in range(1500):
@@ -219,7 +219,7 @@ def test_fill_in_runs_matches_the_window_it_replaces():
         values = [rnd.randrange(100) if rnd.random() < 0.3 else None for _ in range(n)]
         frame = pl.DataFrame({"step": steps, "value": values}, schema={"step": pl.Boolean, "value": pl.Int64})
         run = pl.col("step").cast(pl.Int64).cum_sum()
-        fast = frame.select(engine.fill_in_runs(pl.col("value"), run)).to_series()
+        fast = frame.select(parse.fill_in_runs(pl.col("value"), run)).to_series()
         window = frame.select(pl.col("value").forward_fill().over(run)).to_series()
         assert fast.to_list() == window.to_list(), frame
 

@@ -1,4 +1,4 @@
-"""Benchmark results printed as tables (parsers/result_tables.py): GenAI-Perf and AIPerf box
+"""Benchmark results printed as tables (loganalyze/formats/result_tables.py): GenAI-Perf and AIPerf box
 tables and CSV exports, GuideLLM pipe tables, each read from real outputs to the bench
 columns, with the same numbers the client's JSON gives where the run saved one."""
 

@@ -1,4 +1,4 @@
-"""The server's Prometheus metrics as AIPerf 0.13 exported them (parsers/server_metrics.py),
+"""The server's Prometheus metrics as AIPerf 0.13 exported them (loganalyze/formats/server_metrics.py),
 read from the exports AIPerf wrote against the real vLLM 0.32 of fixtures/engines/, into
 the `metrics` table a `/metrics` scrape fills; a series that several files hold counts once."""
 

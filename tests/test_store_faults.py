@@ -36,7 +36,7 @@ from loganalyze.errors import LoganalyzeError
 from loganalyze.store import Store
 from store_helpers import ROOT, cli, cli_command, counts, rows_on_disk, sglang_log, snapshot
 
-INGEST = importlib.import_module("loganalyze.ingest.source")  # one input: opening, parsing, staging
+INGEST = importlib.import_module("loganalyze.ingestion.source")  # one input: opening, parsing, staging
 LOCALFS = importlib.import_module("loganalyze.localfs")  # the local backend, whose writes a full disk fails
 
 KILLS = 10
@@ -183,9 +183,9 @@ def test_kill_at_every_step_of_staging_and_commit(tmp_path):
 # The CLI with smaller chunks (CHUNK_FILES) and, for the worker processes, no minimum size.
 CHUNKED = textwrap.dedent("""
     import sys
-    import loganalyze.ingest
-    sys.modules["loganalyze.ingest.inputs"].CHUNK_FILES = int(sys.argv[1])  # the package's `ingest` is the function
-    sys.modules["loganalyze.ingest.executors"].POOL_MIN_BYTES = int(sys.argv[2])
+    import loganalyze.ingestion
+    sys.modules["loganalyze.ingestion.inputs"].CHUNK_FILES = int(sys.argv[1])  # the package's `ingest` is the function
+    sys.modules["loganalyze.ingestion.executors"].POOL_MIN_BYTES = int(sys.argv[2])
     from loganalyze.cli import main
     main(sys.argv[3:])
 """)

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import loganalyze as la
-import parsers
+from loganalyze import formats
 from loganalyze.errors import LoganalyzeError
 from store_helpers import counts, rows_on_disk
 
@@ -32,10 +32,10 @@ LONG_LINES = 32_000  # per format, in the long run
 def samples_of(name: str) -> list[bytes]:
     """The format's own sample lines; a format without any (a structured file) gets every
     line format's, which must all end up in `unparsed`."""
-    def of(fmt: parsers.Format) -> list[bytes]:
+    def of(fmt: formats.Format) -> list[bytes]:
         return [s.encode() for kind in getattr(fmt, "kinds", ()) for s in kind.samples]
 
-    return of(parsers.FORMATS[name]) or [s for other in parsers.FORMATS.values() for s in of(other)]
+    return of(formats.FORMATS[name]) or [s for other in formats.FORMATS.values() for s in of(other)]
 
 
 def mutate(line: bytes, rng: Random, samples: list[bytes]) -> bytes:
@@ -101,14 +101,14 @@ def fuzz(name: str, examples: int, lines: tuple[int, int]) -> tuple[int, int]:
     return files, total
 
 
-@pytest.mark.parametrize("name", list(parsers.FORMATS))
+@pytest.mark.parametrize("name", list(formats.FORMATS))
 def test_fuzz_fast(name):
     files, _ = fuzz(name, examples=10, lines=(1, 200))
     assert files == 10
 
 
 @pytest.mark.long
-@pytest.mark.parametrize("name", list(parsers.FORMATS))
+@pytest.mark.parametrize("name", list(formats.FORMATS))
 def test_fuzz_long(name):
     files, lines = fuzz(name, examples=40, lines=(800, 900))
     assert files == 40 and lines >= LONG_LINES

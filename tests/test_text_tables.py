@@ -1,4 +1,4 @@
-"""Benchmark results printed as text tables of any drawing (parsers/text_tables.py): grids,
+"""Benchmark results printed as text tables of any drawing (loganalyze/formats/text_tables.py): grids,
 pipe and markdown tables of runs or of metrics, and rows pasted without their header, each
 read from a real paste into the bench columns."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import sample
-from parsers import text_tables
+from loganalyze.formats import text_tables
 
 
 def rows(run) -> list[dict]:

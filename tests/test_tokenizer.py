@@ -1,4 +1,4 @@
-"""The compiled tokenizer (parsers/_tokenizer.c) against the regexes it stands for, and on
+"""The compiled tokenizer (loganalyze/formats/_tokenizer.c) against the regexes it stands for, and on
 hostile input: long lines, NUL bytes, invalid UTF-8, CR-only files, bad buffers.
 
 The regexes below are the tokenizer's definition (its header, docs/speed.md), applied
@@ -22,8 +22,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from parsers import _tokenizer, engine, keys, sglang, vllm
-from parsers.spec import Key, LineKind
+from loganalyze.formats import _tokenizer, parse, keys, sglang, vllm
+from loganalyze.formats.spec import Key, LineKind
 
 VALUE = r"([^ ,]+?)\.?(?:[ ,]|$)"
 PAIR = r"[,.] [#A-Za-z][^:,]*?: [^ ,]+"
@@ -162,7 +162,7 @@ def test_key_columns_cast_the_first_key_that_reads():
     kind = LineKind(name="t", table="t", needle="x", keys=(Key("#token", "tokens", pl.Int64),
                                                           Key("#full token", "tokens", pl.Int64)))
     rows = pl.DataFrame({"body": ["#token: x, #full token: 5", "#full token: 6, #token: 7", "nothing"]})
-    got = engine.key_columns(kind, rows)
+    got = parse.key_columns(kind, rows)
     assert got["__k_tokens"].to_list() == [5, 7, None] and got["__kok"].to_list() == [True, True, False]
 
 

@@ -14,14 +14,13 @@ from click.testing import CliRunner
 from polars.testing import assert_frame_equal
 
 import loganalyze as la
-import parsers
+from loganalyze import formats
 from conftest import FIXTURES, SAMPLES
 from loganalyze.cli import main
 from loganalyze.errors import LoganalyzeError
-from parsers import sglang, userformat
-from parsers.spec import LogFormat, expected
-from parsers.tables import SCHEMAS
-from parsers.userformat import check, dump, load
+from loganalyze.formats import sglang, userformat
+from loganalyze.formats.spec import LogFormat, expected
+from loganalyze.formats.userformat import check, dump, load
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -32,16 +31,6 @@ FORMATS = FIXTURES / "formats"
 SGLANG_TOML = FORMATS / "sglang.toml"
 LLAMA_TOML = FORMATS / "llamacpp.toml"
 LLAMA_LOG = FORMATS / "llamacpp.log"
-
-
-@pytest.fixture(autouse=True)
-def restore_formats():
-    """Installing a format changes process-wide registries: put them back after each test."""
-    saved = dict(parsers.FORMATS), dict(SCHEMAS), dict(userformat.INSTALLED)
-    yield
-    for registry, before in zip((parsers.FORMATS, SCHEMAS, userformat.INSTALLED), saved):
-        registry.clear()
-        registry.update(before)
 
 
 def without_handlers(fmt):
@@ -66,7 +55,7 @@ def generator():
 
 def test_sglang_toml_is_current():
     assert SGLANG_TOML.read_text(encoding="utf-8") == generator().render(), \
-        "parsers/sglang.py changed: run `.venv/bin/python fixtures/formats/generate.py`"
+        "loganalyze/formats/sglang.py changed: run `.venv/bin/python fixtures/formats/generate.py`"
 
 
 def test_sglang_as_data_is_the_same_declaration():
@@ -91,7 +80,7 @@ def test_sglang_as_data_ingests_every_sample_identically(tmp_path):
     assert logs, "fixtures/real/sglang holds no logs"
     la.ingest(logs, run="s", store=tmp_path / "builtin")
     userformat.install(load(SGLANG_TOML))
-    assert parsers.FORMATS["sglang"] is not sglang.FORMAT
+    assert formats.active().formats["sglang"] is not sglang.FORMAT
     la.ingest(logs, run="s", store=tmp_path / "data")
     a, b = la.open_run("s", tmp_path / "builtin"), la.open_run("s", tmp_path / "data")
     assert a.tables() == b.tables() and a.tables()["stats"] > 0 and a.tables()["config"] > 0
@@ -109,14 +98,14 @@ def test_dump_and_load_round_trip_json(tmp_path):
     assert expectations(load(as_json).format) == expectations(sglang.FORMAT)
 
 
-LINE_FORMATS = [name for name, fmt in parsers.FORMATS.items() if isinstance(fmt, LogFormat)]
+LINE_FORMATS = [name for name, fmt in formats.FORMATS.items() if isinstance(fmt, LogFormat)]
 
 
 @pytest.mark.parametrize("name", LINE_FORMATS)
 def test_a_dumped_builtin_loads_back_and_parses_its_samples_to_the_same_values(tmp_path, name):
     dumped = CliRunner().invoke(main, ["formats", "--dump", name])
     assert dumped.exit_code == 0, dumped.output
-    builtin = parsers.FORMATS[name]
+    builtin = formats.FORMATS[name]
     code = [k.name for k in builtin.kinds if userformat.needs_code(k, userformat.DATA_HANDLERS.get(name, {}).get(k.name))]
     header = dumped.output.split("\n\n")[0].splitlines()
     listed = " ".join(line[4:] for line in header if line.startswith("#   ")).split(", ")
@@ -329,6 +318,19 @@ def test_one_bad_file_installs_nothing(tmp_path):
     write(tmp_path, GOOD.replace('name = "tiny"', 'name = "tiny2"').replace("needle", "neddle"), "b.toml")
     with pytest.raises(LoganalyzeError, match="b.toml: kinds"):
         la.load_formats([tmp_path])
-    assert "tiny" not in parsers.FORMATS
+    assert "tiny" not in formats.active().formats
     result = CliRunner().invoke(main, ["--formats", str(tmp_path), "formats"])
     assert result.exit_code == 2 and "b.toml: kinds[0].neddle: unknown field" in result.stderr
+
+
+def test_a_format_file_changes_the_process_registry_only():
+    """Installing goes into formats.active(); the built-in registry stays as it was, and a
+    registry put in place for a block (formats.using) does not see what the other holds."""
+    tables = dict(formats.BUILTIN.tables)
+    la.load_formats([LLAMA_TOML])
+    assert "llamacpp-example" in formats.active().formats and "llamacpp-example" not in formats.FORMATS
+    assert formats.BUILTIN.tables == tables and set(formats.active().tables) > set(tables)
+    assert formats.active().files == {"llamacpp-example": LLAMA_TOML}
+    with formats.using(formats.BUILTIN.copy()):
+        assert "llamacpp-example" not in formats.active().formats
+    assert "llamacpp-example" in formats.active().formats

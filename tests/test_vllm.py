@@ -15,13 +15,13 @@ import importlib
 from conftest import ROOT, SAMPLES, mutate, sample
 from loganalyze import reader
 from loganalyze.diagnosis import diagnose
-from loganalyze.ingest.dispatch import parse_batch
-from parsers import vllm
-from parsers.engine import Context, parse
-from parsers.vllm_defaults import default_max_num_seqs
+from loganalyze.ingestion.dispatch import parse_batch
+from loganalyze.formats import vllm
+from loganalyze.formats.parse import Context, parse
+from loganalyze.formats.vllm_defaults import default_max_num_seqs
 from test_line_kind_samples import frame_of
 
-INGEST = importlib.import_module("loganalyze.ingest.source")  # one input: reading, parsing, staging
+INGEST = importlib.import_module("loganalyze.ingestion.source")  # one input: reading, parsing, staging
 VLLM = sorted((SAMPLES / "vllm").glob("*.log"))
 BENCH = ("32_", "34_")  # `vllm bench serve` printouts: the benchmark format's files
 
@@ -575,7 +575,7 @@ def test_batches_parsed_side_by_side_give_the_tables_of_parsing_in_order(tmp_pat
     log = _year_end_log(tmp_path / "year-end.log", v0_from)
     monkeypatch.setattr(INGEST, "read_batches", lambda p, s: reader.read_batches(p, s, batch_bytes=3000))
     _, side_by_side = ingest_one(log, name="side", year=2025)
-    monkeypatch.setattr(importlib.import_module("loganalyze.ingest.pipeline"), "settle", lambda state, alone: False)  # every batch in order
+    monkeypatch.setattr(importlib.import_module("loganalyze.ingestion.pipeline"), "settle", lambda state, alone: False)  # every batch in order
     _, in_order = ingest_one(log, name="order", year=2025)
     for name in ("stats", "spec"):
         got, want = table(side_by_side, name), table(in_order, name)
@@ -588,7 +588,7 @@ def test_batches_parsed_side_by_side_give_the_tables_of_parsing_in_order(tmp_pat
 
 
 def test_settle_takes_a_batch_parsed_alone_only_where_order_would_not_change_it():
-    from parsers.engine import settle
+    from loganalyze.formats.parse import settle
 
     key, day = ("years", "vllm", "s"), datetime(2025, 6, 1)
     state: dict = {}

@@ -1,7 +1,7 @@
 """Every kind name that metrics and diagnosis read is declared by some built-in format.
 
 The names come from loganalyze/kinds.py, where each module registers the kinds it reads
-when it is imported; the declarations are the formats' own kinds (parsers.FORMATS).
+when it is imported; the declarations are the formats' own kinds (formats.FORMATS).
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ import pkgutil
 
 import loganalyze.diagnosis
 import loganalyze.metrics
-import parsers
+from loganalyze import formats
 from loganalyze import kinds
-from parsers.spec import LogFormat
+from loganalyze.formats.spec import LogFormat
 
 
 def declared() -> set[str]:
-    return {k.name for fmt in parsers.FORMATS.values() if isinstance(fmt, LogFormat) for k in fmt.kinds}
+    return {k.name for fmt in formats.FORMATS.values() if isinstance(fmt, LogFormat) for k in fmt.kinds}
 
 
 def test_every_kind_read_is_declared_by_a_format():

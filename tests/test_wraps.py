@@ -1,4 +1,4 @@
-"""Records a terminal wrapped onto several lines are read whole (parsers/wraps.py)."""
+"""Records a terminal wrapped onto several lines are read whole (loganalyze/formats/wraps.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 import polars as pl
 
 import loganalyze as la
-from parsers import nccl
-from parsers.wraps import rejoin, remainders
+from loganalyze.formats import nccl
+from loganalyze.formats.wraps import rejoin, remainders
 
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
 WATCHDOG = REAL / "nccl" / "97_torch-watchdog-broadcast-seqnum-4-terminal-wrapped-lines.log"

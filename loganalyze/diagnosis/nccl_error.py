@@ -13,7 +13,7 @@ import regex
 
 from loganalyze.diagnosis.base import Context, Finding
 from loganalyze.kinds import kind_in, kinds
-from parsers.nccl import FAILURES
+from loganalyze.formats.nccl import FAILURES
 
 KINDS = kinds("nccl_error")
 WARN = kinds("nccl_warn")

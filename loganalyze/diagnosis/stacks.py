@@ -1,6 +1,6 @@
 """What the stack dumps in a run say: which process is stuck, and in what.
 
-A faulthandler or py-spy dump (events of kind `stack_dump`, parsers/common.py) is printed
+A faulthandler or py-spy dump (events of kind `stack_dump`, loganalyze/formats/common.py) is printed
 when a process is stuck: by SGLang's watchdog, by faulthandler's timer, or by a user who
 ran py-spy. It is not a crash. Its main thread's innermost frames say where the process
 waits; docs/findings.md (hang) has the rule. A dump printed right after a `Fatal Python

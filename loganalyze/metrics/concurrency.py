@@ -22,7 +22,7 @@ PLAIN_USAGE = 0.5  # token usage below which a queue longer than the running bat
 def speculative_default(versions: tuple[str, ...], decode: pl.DataFrame) -> int | None:
     """SGLang's own cap under speculation for the detected release, where the decode lines
     show speculation (an accept length) and never run above it (above it, the flag was given)."""
-    from parsers.sglang import SPEC_RESET_DEFAULT
+    from loganalyze.formats.sglang import SPEC_RESET_DEFAULT
 
     known = {SPEC_RESET_DEFAULT[v] for v in versions if v in SPEC_RESET_DEFAULT}
     if len(known) != 1 or "accept_len" not in decode.columns or decode["accept_len"].is_null().all():
@@ -46,7 +46,7 @@ def find_cap(config: pl.DataFrame, decode: pl.DataFrame,
     version, _, _ = config_value(config, "engine_version")
     engine, _, _ = config_value(config, "engine")
     if engine == "vllm":
-        from parsers.vllm_defaults import default_max_num_seqs
+        from loganalyze.formats.vllm_defaults import default_max_num_seqs
 
         default = default_max_num_seqs(version)
         if default:

@@ -9,7 +9,7 @@ hold the same statistics; only the JSON says when (the phase's start and end), s
 rows carry `ts` (the end) and `since` (the start).
 
 Each statistic is a row of the `metrics` table a `/metrics` scrape fills
-(parsers/prometheus.py): `name` as AIPerf prints it (counters without `_total`), `labels`
+(loganalyze/formats/prometheus.py): `name` as AIPerf prints it (counters without `_total`), `labels`
 as Prometheus text (`engine="0",model_name="m"`, keys sorted as vLLM prints them), `stat`
 the statistic (a scrape's own samples have none), `value`, `endpoint` the server scraped.
 A histogram's buckets are rows of `<name>_bucket` with an `le` label and stat `total`,
@@ -28,9 +28,9 @@ from datetime import datetime
 
 import polars as pl
 
-from parsers.engine import Context, Parsed
-from parsers.spec import FileFormat
-from parsers.tables import SCHEMAS
+from loganalyze.formats.parse import Context, Parsed
+from loganalyze.formats.spec import FileFormat
+from loganalyze.formats.prometheus import TABLES as PROMETHEUS_TABLES
 
 CSV_TITLE = "# AIPerf Server Metrics Export"
 CSV_HEADER = re.compile(r"^Endpoint,(?:Type,)?Metric,")
@@ -189,7 +189,7 @@ def read(frame: pl.DataFrame, ctx: Context) -> Parsed:
     else:
         series, claimed = csv_series(texts, numbers)
     found = rows(series, since, until)
-    schema = {c: t for c, t in SCHEMAS["metrics"].items() if c != "source"}
+    schema = {c: t for c, t in PROMETHEUS_TABLES["metrics"].items() if c != "source"}
     tables = {"metrics": pl.DataFrame(found, schema=schema)} if found else {}
     claimed = sorted(set(claimed)) if found else []
     return Parsed(tables=tables, lines={"metrics": len(claimed)} if claimed else {},

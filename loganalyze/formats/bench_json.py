@@ -26,11 +26,11 @@ from datetime import datetime
 
 import polars as pl
 
-from parsers import summary_labels
-from parsers.bench_tables import BENCH, BENCH_REQUESTS, TO_MS
-from parsers.result_tables import load_level
-from parsers.engine import Context, Parsed
-from parsers.spec import FileFormat
+from loganalyze.formats import summary_labels
+from loganalyze.formats.bench_tables import BENCH, BENCH_REQUESTS, TO_MS
+from loganalyze.formats.result_tables import load_level
+from loganalyze.formats.parse import Context, Parsed
+from loganalyze.formats.spec import FileFormat
 
 KEYS = {
     "backend": "backend", "endpoint_type": "backend", "dataset_name": "dataset", "model_id": "model",
@@ -76,7 +76,7 @@ TOOLS = (
     ("sglang.bench_serving", ("total_output_tokens_retokenized", "total_output_retokenized", "server_info",
                               "sharegpt_output_len", "accept_length")),
     ("vllm.bench_serve", ("completed",)),
-    # Clients whose keys are printed labels, read by their words (parsers/summary_labels.py).
+    # Clients whose keys are printed labels, read by their words (loganalyze/formats/summary_labels.py).
     ("evalscope", ("Succeed requests", "Time taken for tests (s)")),
     ("awscurl", ("totalTimeMills", "timeToFirstByte", "failedRequests")),
 )
@@ -225,7 +225,7 @@ def result_row(obj: dict, tool: str) -> dict:
         elif key == "server_info" and isinstance(value, dict):
             row.update({k: v for k, v in _server_info(value).items() if v is not None and k not in row})
         elif key == "spec_decode_acceptance_rate" and _number(value) is not None:
-            row["accept_rate"] = round(value / 100, 10)  # as parsers.common.fraction
+            row["accept_rate"] = round(value / 100, 10)  # as loganalyze.formats.common.fraction
         elif key == "date" and isinstance(value, str):
             row["ts"] = _date(value)
         elif column:
@@ -566,7 +566,7 @@ def _parsed(frame: pl.DataFrame, results: list[dict], requests: list[pl.DataFram
                   claimed=frame["line_no"].is_in(claimed), claimed_lines=pl.Series(claimed, dtype=pl.Int64))
 
 
-SNIFF_LINES = 2000  # the lines of a file that detection sees (loganalyze/ingest.py SAMPLE_LINES)
+SNIFF_LINES = 2000  # the lines of a file that detection sees (loganalyze/ingestion/detect.py SAMPLE_LINES)
 
 
 def sniff(head: str) -> float:

@@ -1,7 +1,7 @@
 """Line kinds that every server format shares: what Python, uvicorn, PyTorch and the libraries
 under both servers print (access lines, tracebacks, warnings, progress bars, exit reports).
 
-Each is declared once here and listed in parsers/sglang.py and parsers/vllm.py; where the
+Each is declared once here and listed in loganalyze/formats/sglang.py and loganalyze/formats/vllm.py; where the
 strings come from is in docs/formats-sources.md#lines-both-servers-share.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers.spec import LineKind, Sample
+from loganalyze.formats.spec import LineKind, Sample
 
 I, F = pl.Int64, pl.Float64
 
@@ -38,7 +38,7 @@ TRACEBACK_CONTINUATION = (
 )
 
 # The lines that only a Python traceback or stack dump has: where a file of them alone
-# comes from, the server format is chosen by them (parsers.by_kinds).
+# comes from, the server format is chosen by them (formats.by_kinds).
 FRAME = (r'^\s*File "[^"]+", line \d+|^Traceback \(most recent call last\)|^[\w.]*(?:Error|Exception): '
          r'|^(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\)|^Thread \d+ \((?:idle|active)')
 
@@ -222,7 +222,7 @@ NANOBIND_LEAKS = info_event(
 
 # PyTorch's C++ logging (c10/util/Logging.cpp): `[W1201 13:32:45.388606115 utils.cpp:68] Warning: ...`;
 # torch 2.3 and older print no date, `[W socket.cpp:663] ...`. ProcessGroupNCCL's lines are
-# the NCCL format's (parsers/nccl.py); these are the rest: warnings and info.
+# the NCCL format's (loganalyze/formats/nccl.py); these are the rest: warnings and info.
 TORCH_CPP = r"^\[(?P<level_char>[IW])(?:\d{4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?| )(?P<file>[\w.]+\.(?:cpp|cc|h|hpp)):(?P<line>\d+)\] "
 TORCH_WARNING = info_event(
     "torch_warning", (".cpp:", ".h:", ".cc:", ".hpp:"), TORCH_CPP,

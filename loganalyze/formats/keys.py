@@ -1,5 +1,5 @@
 """The values of a kind's declared keys in a column of message bodies, read by the compiled
-tokenizer (parsers/_tokenizer.c) in one pass per line; this module moves the column in
+tokenizer (loganalyze/formats/_tokenizer.c) in one pass per line; this module moves the column in
 and the found values out as Arrow buffers, with no Python per line.
 
 What the tokenizer finds is what the regexes in its header find (docs/speed.md): a key's
@@ -12,8 +12,8 @@ from __future__ import annotations
 import polars as pl
 import pyarrow as pa
 
-from parsers import _tokenizer
-from parsers.spec import LineKind
+from loganalyze.formats import _tokenizer
+from loganalyze.formats.spec import LineKind
 
 PAIRS = pl.List(pl.Struct({"key": pl.String, "value": pl.String}))
 

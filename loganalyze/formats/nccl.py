@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers.spec import Handler, LineKind, LogFormat, Sample, TsFormat
-from parsers.tables import SCHEMAS, register
+from loganalyze.formats.spec import Handler, LineKind, LogFormat, Sample, TsFormat
+from loganalyze.formats.tables import CANONICAL, Schema, table
 
 I, F, S, B = pl.Int64, pl.Float64, pl.String, pl.Boolean
 
@@ -40,8 +40,9 @@ ENVELOPE = r"^NCCL [A-Z]+ "
 STRIP = ((ENVELOPE, ""),)
 ENGINE_COLUMNS = {"text", "msg", "body", "ok", "owner", "cont", "cont_lines", "wrap_ts"}
 PROCESS = {"host": S, "pid": I, "tid": I}
+TABLES: dict[str, Schema] = {}
 
-register("nccl_comms", {
+TABLES["nccl_comms"] = table({
     **PROCESS, "what": S, "comm": S, "comm_id": S, "api": S, "nranks": I, "cuda_dev": I, "nvml_dev": I,
     "bus_id": S, "parent": S, "color": I, "key": I, "split_count": I, "used_bytes": I,
     "nnodes": I, "local_ranks": I, "local_rank": I, "mnnvl": I,
@@ -51,19 +52,19 @@ register("nccl_comms", {
     "init_s": F, "kernels_s": F, "alloc_s": F, "bootstrap_s": F, "allgathers_s": F, "topo_s": F,
     "graphs_s": F, "connections_s": F, "rest_s": F,
 })
-register("nccl_links", {
+TABLES["nccl_links"] = table({
     **PROCESS, "what": S, "channel": I, "nchannels": I, "conn_index": I,
     "src_rank": I, "src_dev": S, "dst_rank": I, "dst_dev": S, "peer_format": S, "src_gpu": I, "dst_gpu": I,
     "direction": S, "via": S, "transport": S, "read": B, "gdr": B, "ce": B, "shared": B, "pxn_rank": I,
     "ranks": S, "ring_len": I, "prev": I, "me": I, "next": S, "trees": S, "ntrees": I,
     "connected": S, "ring_pxn": I, "ring_gdr": I,
 })
-register("nccl_topo", {
+TABLES["nccl_topo"] = table({
     **PROCESS, "what": S, "src": S, "dst": S, "hops": I, "bw": F, "path_type": S, "max_bw": F, "total_bw": F,
     "pattern": I, "cross_nic": I, "nchannels": I, "bw_intra": F, "bw_inter": F, "type_intra": S,
     "type_inter": S, "same_channels": I, "link_type": S, "node": S, "node_info": S,
 })
-register("nccl_colls", {
+TABLES["nccl_colls"] = table({
     **PROCESS, "what": S, "op": S, "op_count": I, "sendbuff": S, "recvbuff": S, "count": I, "datatype": I,
     "dtype": S, "elem_bytes": I, "bytes": I, "redop": I, "redop_name": S, "root": I, "comm": S, "nranks": I,
     "stream": S, "algo": S, "proto": S, "chan_lo": I, "chan_hi": I, "model_time": F,
@@ -114,8 +115,10 @@ def _chain(*steps: Handler) -> Handler:
 
 def _declared(table: str) -> Handler:
     """Keep only the table's declared columns (plus what the engine drops itself)."""
+    schema = TABLES.get(table) or CANONICAL[table]
+
     def keep(rows: pl.DataFrame) -> pl.DataFrame:
-        return rows.select([c for c in rows.columns if c in SCHEMAS[table] or c in ENGINE_COLUMNS])
+        return rows.select([c for c in rows.columns if c in schema or c in ENGINE_COLUMNS])
     return keep
 
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers.spec import Handler, LineKind, LogFormat, Sample
-from parsers.tables import SCHEMAS, register
+from loganalyze.formats.spec import Handler, LineKind, LogFormat, Sample
+from loganalyze.formats.tables import Schema, table
 
 I, F, S = pl.Int64, pl.Float64, pl.String
 
-register("nccl_perf", {
+TABLES: dict[str, Schema] = {}
+TABLES["nccl_perf"] = table({
     "what": S, "test": S, "tests_version": S, "env": S, "args": S,
     "nthread": I, "ngpus": I, "min_bytes": I, "max_bytes": I, "step": S, "warmup_iters": I, "iters": I,
     "agg_iters": I, "validation": I, "graph": I,
@@ -37,7 +38,7 @@ TEST = r"(?:all_reduce|all_gather|alltoall|broadcast|reduce_scatter|reduce|gathe
 
 
 def _declared(rows: pl.DataFrame) -> pl.DataFrame:
-    return rows.select([c for c in rows.columns if c in SCHEMAS["nccl_perf"] or c in ENGINE_COLUMNS])
+    return rows.select([c for c in rows.columns if c in TABLES["nccl_perf"] or c in ENGINE_COLUMNS])
 
 
 def _command(rows: pl.DataFrame) -> pl.DataFrame:

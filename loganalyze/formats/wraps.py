@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers.engine import prefix_groups
-from parsers.spec import LogFormat
+from loganalyze.formats.parse import prefix_groups
+from loganalyze.formats.spec import LogFormat
 
 MIN_WIDTH = 79  # an 80-column window, less a trailing space the paste dropped
 SLACK = 1  # lines cut at one width differ by a stripped space or a wide character

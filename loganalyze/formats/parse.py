@@ -2,7 +2,7 @@
 
 Every step works on whole columns: recognising kinds (literal needles, then one regex
 per kind), extracting fields (named groups, or keys, which the compiled tokenizer reads:
-parsers/keys.py), grouping multi-line events. No Python code runs per line, except in a
+loganalyze/formats/keys.py), grouping multi-line events. No Python code runs per line, except in a
 kind's `handler`, which is kept for rare lines (a server_args dump: one per server start).
 """
 
@@ -15,9 +15,9 @@ from dataclasses import dataclass, field, replace
 import polars as pl
 import regex
 
-from parsers import common, keys, leader
-from parsers.common import fraction
-from parsers.spec import LineKind, LogFormat, TsFormat
+from loganalyze.formats import common, keys, leader
+from loganalyze.formats.common import fraction
+from loganalyze.formats.spec import LineKind, LogFormat, TsFormat
 
 PFX = "__pfx"
 SUFFIX = "\x00suffix:"  # marks a prefix plan whose message is the rest less a suffix
@@ -305,7 +305,7 @@ def _prefix_columns(fmt: LogFormat, frame: pl.DataFrame) -> list[pl.Expr]:
 
 def peel_leaders(fmt: LogFormat, frame: pl.DataFrame, column: str, where: pl.Series, ctx: Context) -> pl.DataFrame | None:
     """The frame with the leaders the format does not know (a user's logging format, `> `
-    quoting, an MPI tag: parsers/leader.py) removed from `column` on the rows `where` holds;
+    quoting, an MPI tag: loganalyze/formats/leader.py) removed from `column` on the rows `where` holds;
     a leader's timestamp fills `wrap_ts` and its level `level` (where the format's prefix
     has one). None when no such row has a leader.
 
@@ -496,7 +496,7 @@ def _cast(expr: pl.Expr, dtype: pl.DataType, percent: bool = False, commas: bool
 def key_columns(kind: LineKind, rows: pl.DataFrame) -> pl.DataFrame:
     """`rows` with the kind's key columns (`__k_<column>`), `__extra` and `__kok` (some key found).
 
-    The compiled tokenizer finds each key's text (parsers/keys.py); several keys may fill
+    The compiled tokenizer finds each key's text (loganalyze/formats/keys.py); several keys may fill
     one column (`#running-req` / `#running_req`): the first in the kind's order whose text
     casts wins. Values never hold a comma, so numbers are cast as they are.
     """
@@ -649,7 +649,7 @@ def _sift(fmt: LogFormat) -> str | None:
 
 def score(fmt: LogFormat, lines: pl.Series) -> float:
     """Fraction of sample lines that carry one of the format's detection marks, as they are
-    or behind a leader the format does not know (parsers/leader.py)."""
+    or behind a leader the format does not know (loganalyze/formats/leader.py)."""
     if lines.len() == 0:
         return 0.0
     hit = pl.Series([False] * lines.len())

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers.tables import PAIRS, register
+from loganalyze.formats.tables import PAIRS, Schema, table
 
 I, F, S, B = pl.Int64, pl.Float64, pl.String, pl.Boolean
 
@@ -37,5 +37,4 @@ BENCH_REQUESTS = {
     "start_s": F, "itl_ms": pl.List(F), "error": S,
 }
 
-register("bench", BENCH)
-register("bench_requests", BENCH_REQUESTS)
+TABLES: dict[str, Schema] = {"bench": table(BENCH), "bench_requests": table(BENCH_REQUESTS)}

@@ -12,19 +12,19 @@ import copy
 
 import polars as pl
 
-import parsers
-from loganalyze.ingest.results import SourceResult
+from loganalyze import formats
+from loganalyze.ingestion.results import SourceResult
 from loganalyze.reader import LONG_LINE_BYTES, LONG_LINE_MARK
 from loganalyze.store import Staging
-from parsers import wraps
-from parsers.engine import Context, parse
-from parsers.spec import FileFormat, LogFormat
+from loganalyze.formats import wraps
+from loganalyze.formats.parse import Context, parse
+from loganalyze.formats.spec import FileFormat, LogFormat
 
 
 def parse_batch(frame: pl.DataFrame, primary: LogFormat, ctx: Context) -> tuple[dict[str, list], dict[str, int]]:
     """All formats' tables for one batch, plus lines per table (unparsed included).
 
-    Where a terminal wrapped records onto several lines (parsers/wraps.py), the batch is
+    Where a terminal wrapped records onto several lines (loganalyze/formats/wraps.py), the batch is
     parsed again from the same state with each record whole; a record then counts all
     its lines, and one that is still unparsed is kept as the lines it was.
     """
@@ -61,7 +61,7 @@ def _parse_formats(frame: pl.DataFrame, primary: LogFormat,
     remaining = frame
     tables: dict[str, list[pl.DataFrame]] = {}
     lines: dict[str, int] = {}
-    for fmt in [f for f in parsers.embeddable() if f is not primary] + [primary]:
+    for fmt in [f for f in formats.active().embeddable() if f is not primary] + [primary]:
         if remaining.height == 0:
             break
         got = parse(fmt, remaining, ctx)

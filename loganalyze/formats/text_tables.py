@@ -16,10 +16,10 @@ onto the bench table (`read`):
 - a table of metric rows whose columns are runs (`Request Throughput (req/sec): | 0.97 |
   0.98`, perhaps under `| Metric | main | branch |`) gives one result per value column;
 - rows pasted without their header are read only where their width is that of exactly one
-  known client's table (`HEADLESS`; parsers/result_tables.py reads them with that client's
+  known client's table (`HEADLESS`; loganalyze/formats/result_tables.py reads them with that client's
   reader and marks the result `partial`); other rows are not read.
 
-Header words are read as result labels are (parsers/summary_labels.py), after the aliases
+Header words are read as result labels are (loganalyze/formats/summary_labels.py), after the aliases
 that only tables print (`ISL`, `N Req`, `input_throughput`). A table that names no latency,
 throughput, successful requests or duration is not a result table and gives nothing.
 """
@@ -29,8 +29,8 @@ from __future__ import annotations
 import polars as pl
 import regex
 
-from parsers import summary_labels
-from parsers.bench_tables import BENCH
+from loganalyze.formats import summary_labels
+from loganalyze.formats.bench_tables import BENCH
 
 SEPARATORS = "│┃║|"
 # A rule: no word characters, a run of dashes or double lines (`+---+`, `╞═══╪`, `|:--|`).

@@ -13,7 +13,7 @@ cut off from their banner (a paste that starts mid-block) stay in `unparsed`.
 
 The format is embeddable: sglang's bench_one_batch prints into a server-style log, and
 bench output gets captured with a server's, so results are claimed in any file (a file
-whose lines a server format recognises is that server's, see parsers/__init__.py). As an
+whose lines a server format recognises is that server's, see loganalyze/formats/__init__.py). As an
 embeddable format runs over every line of every file, all printed results are one line
 kind: the engine groups continuation lines once, not once per result layout.
 """
@@ -23,18 +23,18 @@ from __future__ import annotations
 import polars as pl
 import regex
 
-from parsers import bench_json, result_tables, summary_labels
-from parsers.bench_tables import BENCH
-from parsers.common import fraction
-from parsers.config import explode_pairs, repr_dump
-from parsers.spec import LineKind, LogFormat, Sample
+from loganalyze.formats import bench_json, result_tables, summary_labels
+from loganalyze.formats.bench_tables import BENCH
+from loganalyze.formats.common import fraction
+from loganalyze.formats.config import explode_pairs, repr_dump
+from loganalyze.formats.spec import LineKind, LogFormat, Sample
 
 HEADER = r"^=+ ?Serving Benchmark Result ?=+\s*$"
 FOOTER = r"(?m)^={50}\s*$"
 # Rows inside a block: `label:  value` (the label is padded to 40), a label alone
 # (`Per-position acceptance (%):`), a dash-centred section title, the closing `=` * 50.
 BLOCK_ROW = r"^\s*[A-Za-z#][^:]*:(?:\s+\S.*)?\s*$|^-{3,}[^-].*[^-]-{3,}\s*$|^={50}\s*$"
-# Other clients' summary blocks (parsers/summary_labels.py): inference-benchmark's `====Result
+# Other clients' summary blocks (loganalyze/formats/summary_labels.py): inference-benchmark's `====Result
 # for Model: X====`, fw-ai's `=== Summary ===`, trtllm-bench's `= PERFORMANCE OVERVIEW` and its
 # `[Latency] P50 : x` rows, vLLM's guided-serving `Benchmark Results:`, evalscope's
 # `Benchmarking summary:`. Blocks printed with no banner (JetStream, vLLM 0.1, LMDeploy,
@@ -360,7 +360,7 @@ KINDS = (
             '┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━┩',
             '│             Time to First Token (ms) │    40.84 │    38.58 │    47.18 │    46.69 │    42.24 │    40.35 │ 2.33 │',
             '│            Time to Second Token (ms) │    25.62 │    25.16 │    25.87 │    25.87 │    25.83 │    25.67 │ 0.21 │',
-            # The top of a tabulate grid of runs (bench/69), read by parsers/text_tables.py.
+            # The top of a tabulate grid of runs (bench/69), read by loganalyze/formats/text_tables.py.
             '+----+-------------------+--------------------+---------------------+----------------+------------------+---------------+----------------+------------------+---------------+-----------------------+',
             '|    |   max_concurrency |   input_throughput |   output_throughput |   mean_ttft_ms |   median_ttft_ms |   p99_ttft_ms |   mean_tpot_ms |   median_tpot_ms |   p99_tpot_ms |   per_user_throughput |',
             '+====+===================+====================+=====================+================+==================+===============+================+==================+===============+=======================+',

@@ -18,9 +18,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from loganalyze.errors import LoganalyzeError, UnknownFormat
-from loganalyze.ingest.executors import discard, stage_chunks
-from loganalyze.ingest.inputs import expand_inputs
-from loganalyze.ingest.results import IngestResult, Progress, SourceResult, Tally
+from loganalyze.ingestion.executors import discard, stage_chunks
+from loganalyze.ingestion.inputs import expand_inputs
+from loganalyze.ingestion.results import IngestResult, Progress, SourceResult, Tally
 from loganalyze.store import Staging, Store, check_run_name, open_store
 
 __all__ = ["IngestResult", "SourceResult", "ingest"]

@@ -114,7 +114,7 @@ class LogFormat:
     gate: str | tuple[str, ...] | None = None
     releases: str = ""
     # The format marks its own lines with `#` (nccl-tests, Prometheus): `# ` in front of its
-    # lines is never peeled as a comment leader (parsers/leader.py).
+    # lines is never peeled as a comment leader (loganalyze/formats/leader.py).
     hash_lines: bool = False
 
 

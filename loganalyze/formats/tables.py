@@ -1,8 +1,10 @@
 """The canonical tables: the contract between parsers and everything downstream.
 
 Every engine's parser writes these columns with these types, so that metrics read one
-shape whatever produced it. A column a parser emits must be declared here (a test runs
-every format's sample lines to check it); the store writes exactly these columns.
+shape whatever produced it. A column a parser emits must be declared (a test runs every
+format's sample lines to check it); the store writes exactly these columns. The tables
+every format may write are here; a format's own tables (nccl_links, bench, ...) are in its
+module's `TABLES`, and a registry (loganalyze/formats/registry.py) holds them all.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ PAIRS = pl.List(pl.Struct({"key": S, "value": S}))
 # `raw` is the line as read (wrappers included): findings quote it as evidence.
 COMMON = {"source": S, "line_no": I, "ts": TS, "kind": S, "rank": S, "gpu": S, "process": S, "level": S, "raw": S}
 
-SCHEMAS: dict[str, dict[str, pl.DataType]] = {
+Schema = dict[str, pl.DataType]
+
+CANONICAL: dict[str, Schema] = {
     "stats": {
         **COMMON,
         "phase": S, "running": I, "queued": I, "tokens": I, "token_usage": F, "swa_token_usage": F,
@@ -40,14 +44,13 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
 }
 
 
-def register(name: str, columns: dict[str, pl.DataType]) -> None:
-    """Declare a format-specific table (nccl_links, bench, ...) with the common columns first."""
-    SCHEMAS[name] = {**COMMON, **columns}
+def table(columns: dict[str, pl.DataType]) -> Schema:
+    """A format-specific table (nccl_links, bench, ...): the common columns first."""
+    return {**COMMON, **columns}
 
 
-def conform(table: str, frame: pl.DataFrame) -> pl.DataFrame:
+def conform(frame: pl.DataFrame, schema: Schema) -> pl.DataFrame:
     """Exactly the table's columns, in order and type; missing ones are null."""
-    schema = SCHEMAS[table]
     cols = [
         (pl.col(c).cast(t, strict=False) if c in frame.columns else pl.lit(None, t)).alias(c)
         for c, t in schema.items()
@@ -55,5 +58,5 @@ def conform(table: str, frame: pl.DataFrame) -> pl.DataFrame:
     return frame.select(cols)
 
 
-def empty(table: str) -> pl.DataFrame:
-    return pl.DataFrame(schema=SCHEMAS[table])
+def empty(schema: Schema) -> pl.DataFrame:
+    return pl.DataFrame(schema=schema)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
-import parsers
+from loganalyze import formats
 from loganalyze.errors import LoganalyzeError, UnknownFormat
 
 SAMPLE_LINES = 2000  # lines of a file's first batch that detection and the version guess read
@@ -22,14 +22,13 @@ def year_for(mtime: float, year: int | None) -> tuple[int, str, str]:
     return stamp.year, stamp.date().isoformat(), "file modification time"
 
 
-def choose_format(sample: pl.Series, path: Path, as_format: str | None) -> parsers.Format:
+def choose_format(sample: pl.Series, path: Path, as_format: str | None) -> formats.Format:
+    known = formats.active().formats
     if as_format:
-        if as_format not in parsers.FORMATS:
-            raise LoganalyzeError(f"unknown format {as_format!r}; known formats: {', '.join(parsers.FORMATS)}")
-        return parsers.FORMATS[as_format]
-    fmt, _ = parsers.detect(sample)
+        if as_format not in known:
+            raise LoganalyzeError(f"unknown format {as_format!r}; known formats: {', '.join(known)}")
+        return known[as_format]
+    fmt, _ = formats.detect(sample)
     if fmt is None:
-        raise UnknownFormat(
-            f"{path}: unknown format (known formats: {', '.join(parsers.FORMATS)}; use --as to force one)"
-        )
+        raise UnknownFormat(f"{path}: unknown format (known formats: {', '.join(known)}; use --as to force one)")
     return fmt

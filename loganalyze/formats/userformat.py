@@ -1,6 +1,6 @@
 """User-defined formats: a LogFormat declared in a TOML or JSON file instead of a module.
 
-The built-in formats are `LogFormat`/`LineKind` objects (parsers/spec.py). A data file is
+The built-in formats are `LogFormat`/`LineKind` objects (loganalyze/formats/spec.py). A data file is
 turned into exactly those objects, so a user format goes through the same engine,
 detection and line accounting as a built-in one, and `dump` writes a built-in format back
 out as data (fixtures/formats/sglang.toml is one). Python cannot live in a data file: a
@@ -25,13 +25,14 @@ from typing import Any, NoReturn
 import polars as pl
 import regex
 
-import parsers
+from loganalyze import formats
 from loganalyze.errors import LoganalyzeError
 from loganalyze.wrappers import unwrap
-from parsers.config import config_value, key_equals_value, repr_dump
-from parsers.engine import Context, parse
-from parsers.spec import Handler, Key, LineKind, LogFormat, Sample, TsFormat, expected
-from parsers.tables import COMMON, SCHEMAS, TABLE_NAME, register
+from loganalyze.formats.config import config_value, key_equals_value, repr_dump
+from loganalyze.formats.parse import Context, parse
+from loganalyze.formats.spec import Handler, Key, LineKind, LogFormat, Sample, TsFormat, expected
+from loganalyze.formats.registry import Registry
+from loganalyze.formats.tables import COMMON, TABLE_NAME, table
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -86,10 +87,6 @@ class UserFormat:
     path: Path
 
 
-# Formats installed from files, by name: `formats` says where each came from.
-INSTALLED: dict[str, UserFormat] = {}
-
-
 def regex_problem(pattern: str) -> str | None:
     """Why the engine could not use `pattern`, or None: it must compile for Python's `regex`
     (group names) and for polars (which runs it)."""
@@ -108,8 +105,10 @@ def groups(pattern: str | None) -> list[str]:
 class _Reader:
     """Typed access to one definition's fields; every error names the file and the field."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, registry: Registry):
         self.path = path
+        self.tables = registry.tables  # what a kind may write to without declaring a table
+        self.file_tables = registry.file_tables
 
     def fail(self, where: str, problem: str) -> NoReturn:
         raise LoganalyzeError(f"{self.path}: {where or 'top level'}: {problem}")
@@ -221,16 +220,12 @@ def _new_tables(r: _Reader, data: dict) -> dict[str, dict[str, pl.DataType]]:
         columns = r.get(declared, name, "tables", dict)
         if not TABLE_NAME.match(name):
             r.fail(where, "a table name is 1-64 of a-z 0-9 _, starting with a letter")
-        if name in SCHEMAS and name not in _user_tables():
+        if name in r.tables and name not in r.file_tables:
             r.fail(where, f"{name} is a built-in table: kinds write to it without declaring it")
         if taken := sorted(set(columns) & set(COMMON)):
             r.fail(_at(where, taken[0]), f"every table has this column already ({', '.join(COMMON)})")
         out[name] = {c: r.dtype(t, _at(where, c)) for c, t in columns.items()}
     return out
-
-
-def _user_tables() -> set[str]:
-    return {t for uf in INSTALLED.values() for t in uf.tables}
 
 
 def _handler(r: _Reader, d: dict, where: str) -> Handler | None:
@@ -267,8 +262,8 @@ def _kind(r: _Reader, where: str, data: object, keysets: dict, tables: dict) -> 
     name = r.text(d, "name", where)
     where = f"kinds.{name}"
     table = r.text(d, "table", where)
-    if table not in SCHEMAS and table not in tables:
-        r.fail(_at(where, "table"), f"no table {table!r} (tables: {', '.join(sorted(SCHEMAS))}; "
+    if table not in r.tables and table not in tables:
+        r.fail(_at(where, "table"), f"no table {table!r} (tables: {', '.join(sorted(r.tables))}; "
                                     "declare a new one under [tables.NAME])")
     keys = d.get("keys", ())
     if isinstance(keys, str):
@@ -304,7 +299,7 @@ def _kind(r: _Reader, where: str, data: object, keysets: dict, tables: dict) -> 
     if kind.types and not kind.pattern:
         r.fail(_at(where, "types"), "types given but no pattern whose groups they type")
     if kind.handler is None:
-        schema = {**SCHEMAS, **tables}[table]
+        schema = {**r.tables, **tables}[table]
         if missing := sorted(_written_columns(kind) - set(schema)):
             r.fail(where, f"column {missing[0]!r} is not in table {table} (columns: {', '.join(schema)}); "
                           "declare a new table under [tables.NAME], or set pack = \"fields\"")
@@ -361,8 +356,9 @@ def _versions(r: _Reader, d: dict) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def load(path: str | Path) -> UserFormat:
-    """Read one definition (.toml or .json); a bad one is a LoganalyzeError naming file and field."""
+def load(path: str | Path, registry: Registry | None = None) -> UserFormat:
+    """Read one definition (.toml or .json); a bad one is a LoganalyzeError naming file and field.
+    Its kinds may write to the tables of `registry` (the process's by default)."""
     path = Path(path)
     if path.suffix not in SUFFIXES:
         raise LoganalyzeError(f"{path}: a format definition is a .toml or .json file")
@@ -373,7 +369,7 @@ def load(path: str | Path) -> UserFormat:
         raise LoganalyzeError(f"{path}: cannot read ({e.strerror or e})") from None
     except (ValueError, UnicodeDecodeError) as e:  # TOMLDecodeError and JSONDecodeError are ValueErrors
         raise LoganalyzeError(f"{path}: not valid {path.suffix[1:].upper()} ({e})") from None
-    return _format(_Reader(path), data)
+    return _format(_Reader(path, registry or formats.active()), data)
 
 
 def definition_files(paths: Iterable[str | Path]) -> list[Path]:
@@ -389,27 +385,22 @@ def definition_files(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
-def install(user: UserFormat) -> None:
-    """Make a loaded format known to detection, `--as` and ingest; its new tables too.
-
-    A file may redefine a built-in format of the same name: that is how a format is
-    patched for a new release without waiting for loganalyze.
-    """
-    for table, columns in user.tables.items():
-        register(table, dict(columns))
-    parsers.FORMATS[user.format.name] = user.format
-    INSTALLED[user.format.name] = user
+def install(user: UserFormat, registry: Registry | None = None) -> None:
+    """Make a loaded format known to detection, `--as` and ingest, its new tables too: in
+    `registry`, the process's by default (Registry.install)."""
+    tables = {name: table(dict(columns)) for name, columns in user.tables.items()}
+    (registry or formats.active()).install(user.format, tables, user.path)
 
 
-def load_formats(paths: Iterable[str | Path] | None = None) -> list[UserFormat]:
+def load_formats(paths: Iterable[str | Path] | None = None, registry: Registry | None = None) -> list[UserFormat]:
     """Load and install the definitions in `paths` (files or folders; default $LOGANALYZE_FORMATS,
-    a list separated by os.pathsep). All are read before any is installed, so one bad file
-    changes nothing."""
+    a list separated by os.pathsep) into `registry` (the process's by default). All are read
+    before any is installed, so one bad file changes nothing."""
     if paths is None:
         paths = [p for p in os.environ.get(ENV, "").split(os.pathsep) if p]
-    loaded = [load(f) for f in definition_files(paths)]
+    loaded = [load(f, registry) for f in definition_files(paths)]
     for user in loaded:
-        install(user)
+        install(user, registry)
     return loaded
 
 
@@ -451,7 +442,7 @@ def _fields(kind: LineKind, rows: list[dict]) -> dict[str, Any]:
         return {r["key"]: r["value"] for r in rows if r.get("key") is not None and r.get("value") is not None}
     row = rows[0]
     if kind.handler is not None or kind.carry is not None:  # working columns may be left: only stored ones count
-        stored = SCHEMAS.get(kind.table, {})
+        stored = formats.active().tables.get(kind.table, {})
         names = [c for c in row if c in stored and c not in COMMON]
     else:
         names = list(_written_columns(kind))
@@ -696,9 +687,9 @@ def dump_builtin(name: str) -> str:
     """A built-in format as a format file, the starting point for a user's own (`formats
     --dump`). Kinds that need Python are in it commented out, listed at the top: loaded
     back, the other kinds parse their samples to the same values (tests/test_userformat.py)."""
-    fmt = parsers.FORMATS.get(name)
+    fmt = formats.active().formats.get(name)
     if not isinstance(fmt, LogFormat):
-        known = ", ".join(n for n, f in parsers.FORMATS.items() if isinstance(f, LogFormat))
+        known = ", ".join(formats.active().line_formats())
         why = "reads the whole file with Python code: it has no data form" if fmt else "is not a known format"
         raise LoganalyzeError(f"{name} {why} (formats read line by line: {known})")
     handlers = DATA_HANDLERS.get(name, {})

@@ -1,6 +1,6 @@
-/* The compiled tokenizer of `key: value` lines (parsers/engine.py, key_columns).
+/* The compiled tokenizer of `key: value` lines (loganalyze/formats/parse.py, key_columns).
  *
- * A line kind declares its keys (parsers/spec.py, Key): this module reads the values of
+ * A line kind declares its keys (loganalyze/formats/spec.py, Key): this module reads the values of
  * those keys out of a batch of message bodies in one pass per line, and the unknown
  * `, key: value` pairs of kinds with `extra`. It knows no format: the keys and the
  * separator come from the declarations, each call.
@@ -15,7 +15,7 @@
  * Arrow offsets are checked before use, nothing recurses, and sizes are checked before
  * they grow. The work runs without the GIL, so two parser threads tokenize side by side.
  * Output is Arrow buffers (validity bitmaps, int64 offsets, bytes) for large_string and
- * list<struct<key, value>> arrays; parsers/engine.py turns them into polars columns.
+ * list<struct<key, value>> arrays; loganalyze/formats/parse.py turns them into polars columns.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -538,7 +538,7 @@ static PyMethodDef METHODS[] = {
 };
 
 static struct PyModuleDef MODULE = {
-    PyModuleDef_HEAD_INIT, "parsers._tokenizer", "The compiled tokenizer of `key: value` lines (parsers/_tokenizer.c).",
+    PyModuleDef_HEAD_INIT, "loganalyze.formats._tokenizer", "The compiled tokenizer of `key: value` lines (loganalyze/formats/_tokenizer.c).",
     -1, METHODS, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__tokenizer(void) { return PyModule_Create(&MODULE); }

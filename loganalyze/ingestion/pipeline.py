@@ -11,8 +11,8 @@ from dataclasses import replace
 
 import polars as pl
 
-from parsers.engine import Context, settle
-from parsers.spec import LogFormat
+from loganalyze.formats.parse import Context, settle
+from loganalyze.formats.spec import LogFormat
 
 PARSE_WORKERS = 2  # batches of one file parsed at once (see Pipeline)
 

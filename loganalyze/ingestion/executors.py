@@ -18,11 +18,11 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 
-from loganalyze import objstore
+from loganalyze import formats, objstore
 from loganalyze.errors import LoganalyzeError
-from loganalyze.ingest.inputs import chunks
-from loganalyze.ingest.results import SourceResult, Tally
-from loganalyze.ingest.source import stage_file
+from loganalyze.ingestion.inputs import chunks
+from loganalyze.ingestion.results import SourceResult, Tally
+from loganalyze.ingestion.source import stage_file
 from loganalyze.reader import BATCH_BYTES
 from loganalyze.store import Staging, Store
 
@@ -78,12 +78,10 @@ def stage_on_ray(store: Store, run: str | None, paths: list[str], as_format: str
                  year: int | None, labels: dict[str, str], tally: Tally) -> list[Staged]:
     """One Ray task per file; waits for all, so that the stagings of the tasks that
     succeeded are discarded when another failed."""
-    from parsers.userformat import INSTALLED  # see stage_with_formats
-
     ray = connect()
     task = ray.remote(stage_with_formats)
-    formats = [str(user.path) for user in INSTALLED.values()]
-    refs = [task.remote(formats, store, run, path, as_format, year, labels) for path in paths]
+    files = [str(path) for path in formats.active().files.values()]  # see stage_with_formats
+    refs = [task.remote(files, store, run, path, as_format, year, labels) for path in paths]
     staged, errors = [], []
     for ref in refs:
         try:
@@ -101,10 +99,10 @@ def stage_with_formats(formats: list[str], *args) -> Staged:
     """stage_file in a Ray worker, a fresh process: the format files the driver loaded
     (--formats) are loaded there first, so both executors know the same formats. The files
     must be readable on the workers (this machine, or a shared folder)."""
-    # Imported here: parsers.userformat imports loganalyze.errors, and so this package,
-    # whose __init__ imports ingest; imported at the top, `import parsers.userformat` first
+    # Imported here: loganalyze.formats.userformat imports loganalyze.errors, and so this package,
+    # whose __init__ imports ingest; imported at the top, `import loganalyze.formats.userformat` first
     # would meet itself half-made.
-    from parsers.userformat import load_formats
+    from loganalyze.formats.userformat import load_formats
 
     if formats:
         load_formats(formats)
@@ -122,10 +120,21 @@ def connect():
     return ray
 
 
+def _start_worker(parent: int, files: list[str]) -> None:
+    """Worker process initializer: the format files the ingest's process installed are
+    installed here too (a spawned process starts with the built-in formats only), and the
+    process ends with its parent (_die_with_parent)."""
+    from loganalyze.formats.userformat import load_formats  # see stage_with_formats
+
+    _die_with_parent(parent)
+    if files:
+        load_formats(files)
+
+
 def _die_with_parent(parent: int) -> None:
-    """Worker process initializer: end this process when the ingest that started it ends,
-    even by kill -9 (which leaves no chance to stop the pool). Linux: the kernel sends
-    SIGKILL when the parent dies (PR_SET_PDEATHSIG); elsewhere a thread checks once a second."""
+    """End this worker process when the ingest that started it ends, even by kill -9 (which
+    leaves no chance to stop the pool). Linux: the kernel sends SIGKILL when the parent
+    dies (PR_SET_PDEATHSIG); elsewhere a thread checks once a second."""
     import signal
     import threading
 
@@ -166,11 +175,13 @@ def worth_processes(store: Store, paths: list[str]) -> int:
 def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     """`workers` processes for a many-file ingest, kept for all its chunks (each costs about
     half a second of CPU to start). Spawned, not forked: polars' threads do not survive a
-    fork; each ends with the ingest, even a killed one (_die_with_parent)."""
+    fork; each knows the format files installed here and ends with the ingest, even a killed
+    one (_start_worker)."""
     import multiprocessing
 
+    files = [str(path) for path in formats.active().files.values()]
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
+                             initializer=_start_worker, initargs=(os.getpid(), files)) as pool:
         yield pool
 
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers.common import (
+from loganalyze.formats.common import (
     ACCESS, FATAL_ERROR, GLOO_CONNECTED, NANOBIND_LEAKS, NUMEXPR, PROGRESS, PYTHON_WARNING,
     STACK_DUMP, TORCH_WARNING, TRACEBACK, UVICORN, UVICORN_WARNING, WEIGHTS_FORMAT,
 )
-from parsers.config import config_value, explode_pairs, key_equals_value, repr_dump
-from parsers.spec import Key, LineKind, LogFormat, Sample, TsFormat
+from loganalyze.formats.config import config_value, explode_pairs, key_equals_value, repr_dump
+from loganalyze.formats.spec import Key, LineKind, LogFormat, Sample, TsFormat
 
 PREFIX = (
     r"^(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?|\d\d:\d\d:\d\d(?:\.\d+)?)"

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import polars as pl
 
-from parsers.spec import LineKind, LogFormat, Sample
-from parsers.tables import register
+from loganalyze.formats.spec import LineKind, LogFormat, Sample
+from loganalyze.formats.tables import Schema, table
 
 F, S = pl.Float64, pl.String
 
 # `stat`, `since` and `endpoint` are for statistics over a window (AIPerf's exports,
-# parsers/server_metrics.py): a scrape's own samples have none.
-register("metrics", {"name": S, "labels": S, "value": F, "scrape_ts_ms": F, "metric_type": S, "help": S,
-                     "stat": S, "since": pl.Datetime("us"), "endpoint": S})
+# loganalyze/formats/server_metrics.py): a scrape's own samples have none.
+TABLES: dict[str, Schema] = {"metrics": table({"name": S, "labels": S, "value": F, "scrape_ts_ms": F, "metric_type": S,
+                                               "help": S, "stat": S, "since": pl.Datetime("us"), "endpoint": S})}
 
 NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
 

@@ -1,6 +1,6 @@
 """One input into its own staging: opened (a local file, standard input, an object),
 detected, parsed batch by batch through the pipeline, its lines accounted for. The unit
-of work of every executor (loganalyze/ingest/executors.py)."""
+of work of every executor (loganalyze/ingestion/executors.py)."""
 
 from __future__ import annotations
 
@@ -8,18 +8,18 @@ from pathlib import Path
 
 import polars as pl
 
-import parsers
+from loganalyze import formats
 from loganalyze import objstore
 from loganalyze.errors import LoganalyzeError, UnknownFormat
-from loganalyze.ingest.detect import SAMPLE_LINES, choose_format, year_for
-from loganalyze.ingest.dispatch import parse_batch, read_whole_file, stage_tables
-from loganalyze.ingest.pipeline import PARSE_WORKERS, InOrder, Pipeline, stateful
-from loganalyze.ingest.results import Reading, SourceResult
+from loganalyze.ingestion.detect import SAMPLE_LINES, choose_format, year_for
+from loganalyze.ingestion.dispatch import parse_batch, read_whole_file, stage_tables
+from loganalyze.ingestion.pipeline import PARSE_WORKERS, InOrder, Pipeline, stateful
+from loganalyze.ingestion.results import Reading, SourceResult
 from loganalyze.reader import Input, ReadStats, open_input, read_batches, spool_stdin
 from loganalyze.store import Staging, Store
 from loganalyze.wrappers import unwrap
-from parsers.engine import Context, guess_version
-from parsers.spec import FileFormat, LogFormat
+from loganalyze.formats.parse import Context, guess_version
+from loganalyze.formats.spec import FileFormat, LogFormat
 
 
 def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged: Staging,
@@ -60,7 +60,7 @@ def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged:
                 version = guess_version(fmt, sample) if isinstance(fmt, LogFormat) else None
                 result = SourceResult(shown, src.sha256, fmt.name, version, 0, 0, year=yr, year_source=year_source)
                 ctx = Context(source=sid, year=yr, base_date=base_date)
-                if isinstance(fmt, LogFormat) and any(map(stateful, [fmt, *parsers.embeddable()])):
+                if isinstance(fmt, LogFormat) and any(map(stateful, [fmt, *formats.active().embeddable()])):
                     order = InOrder(parse_one, ctx)
                     pipeline = Pipeline(workers, write_in_order)
                 elif isinstance(fmt, LogFormat):

@@ -10,30 +10,30 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import parsers
-from parsers.spec import LogFormat
+from loganalyze import formats
+from loganalyze.formats.spec import LogFormat
 from loganalyze.errors import LoganalyzeError
-from parsers.userformat import INSTALLED, SampleCheck, check, dump_builtin, load  # noqa: F401 (dump_builtin: the CLI's)
+from loganalyze.formats.userformat import SampleCheck, check, dump_builtin, load  # noqa: F401 (dump_builtin: the CLI's)
 
 SAMPLE_CHARS = 100
 
 
-def source_of(name: str, fmt: parsers.Format) -> str:
+def source_of(name: str) -> str:
     """'built-in', or the file a user format came from."""
-    user = INSTALLED.get(name)
-    return str(user.path) if user is not None and user.format is fmt else "built-in"
+    path = formats.active().files.get(name)
+    return str(path) if path is not None else "built-in"
 
 
 def describe() -> list[dict]:
     """Every known format, in the order detection tries them."""
     out = []
-    for name, fmt in parsers.FORMATS.items():
+    for name, fmt in formats.active().formats.items():
         lines = isinstance(fmt, LogFormat)
         kinds = [{"name": k.name, "table": k.table, "sample": k.samples[0] if k.samples else None}
                  for k in fmt.kinds] if lines else []
         out.append({"name": name, "description": fmt.description, "releases": fmt.releases,
                     "reads": "lines" if lines else "whole file", "embeddable": lines and fmt.embeddable,
-                    "source": source_of(name, fmt), "kinds": kinds})
+                    "source": source_of(name), "kinds": kinds})
     return out
 
 
@@ -65,10 +65,10 @@ def check_target(target: str) -> tuple[str, str, list[SampleCheck]]:
     """(what was checked, format name, results) for a format file, or a known format by name."""
     if Path(target).is_file():
         return (target, *check_file(Path(target)))
-    fmt = parsers.FORMATS.get(target)
+    fmt = formats.active().formats.get(target)
     if isinstance(fmt, LogFormat):
-        return source_of(target, fmt), target, check(fmt)
-    known = ", ".join(n for n, f in parsers.FORMATS.items() if isinstance(f, LogFormat))
+        return source_of(target), target, check(fmt)
+    known = ", ".join(formats.active().line_formats())
     raise LoganalyzeError(f"{target}: no such format file, nor a format read line by line ({known})")
 
 

@@ -10,10 +10,10 @@ paste those tables into tickets:
 - GuideLLM 0.3+: pipe tables (`| Benchmark | Timings ||||| ...`), one row per benchmark
   (a load level such as `concurrent@8`), a header of two or three rows where `|||` spans a
   group name over several columns, one table per subject (run summary, latency, throughput),
-  and its benchmarks.csv (its benchmarks.json is parsers/bench_json.py's).
+  and its benchmarks.csv (its benchmarks.json is loganalyze/formats/bench_json.py's).
 
 Every other table (evalscope's and ais_bench's grids, tabulate grids and markdown summaries
-of runs, result blocks retyped as markdown) is read by parsers/text_tables.py, the reader
+of runs, result blocks retyped as markdown) is read by loganalyze/formats/text_tables.py, the reader
 of text tables of any drawing; this module finds where such tables start and hands them on.
 
 The tables of one report (adjacent on the page) are read together: one `bench` row per run
@@ -30,8 +30,8 @@ import csv
 import polars as pl
 import regex
 
-from parsers import text_tables
-from parsers.bench_tables import BENCH, LATENCY_STATS, TO_MS
+from loganalyze.formats import text_tables
+from loganalyze.formats.bench_tables import BENCH, LATENCY_STATS, TO_MS
 
 BOX_TITLE = r"^\s*(?:NVIDIA )?(?:GenAI-Perf|AIPerf)\b.*\bMetrics\b|^\s*LLM Metrics\s*$"
 # The top border, or the header row where a paste lost the border.
@@ -61,7 +61,7 @@ MD_METRIC = (r"^\s*\|?\s*[A-Za-z][^|]*\b(?:Throughput|Latency|TTFT|TPOT|ITL)\b[^
 # Its header row, where it has one (`| Metric | main | branch |`), names the runs; a table whose
 # columns are statistics (`| Metric | avg | p50 | p99 |`) is one run's metric rows.
 MD_HEAD = r"^\s*\|?\s*(?:Metrics?|Statistics?)\s*\|[^|]*\S"
-# Any other client's table (parsers/text_tables.py): a grid's top border (tabulate's `+---+`
+# Any other client's table (loganalyze/formats/text_tables.py): a grid's top border (tabulate's `+---+`
 # and `╒═══╤`, a light box's `┌───┬`), a pipe table's header that names both a load level and
 # a latency or throughput, or, where a paste lost the header, a box row whose first cell
 # names a quantity with its unit and whose next holds a number.
@@ -447,7 +447,7 @@ def guidellm_csv(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
 
 
 def generic_tables(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
-    """The results of each table of a report, read by parsers/text_tables.py: a table ends
+    """The results of each table of a report, read by loganalyze/formats/text_tables.py: a table ends
     where the report's lines skip one (a blank line) or where a markdown header that no
     rule is drawn above starts the next one."""
     starts = [i for i, (no, text) in enumerate(lines)
@@ -458,7 +458,7 @@ def generic_tables(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
 
 def headless_rows(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     """Box rows pasted without their header, read as the one client's table of their width
-    (parsers/text_tables.py HEADLESS): `partial`, as what they are comes from their width."""
+    (loganalyze/formats/text_tables.py HEADLESS): `partial`, as what they are comes from their width."""
     known = text_tables.headless(lines)
     if not known:
         return []

@@ -33,12 +33,12 @@ from dataclasses import replace
 
 import polars as pl
 
-from parsers.common import (
+from loganalyze.formats.common import (
     ACCESS, FATAL_ERROR, GLOO_CONNECTED, NANOBIND_LEAKS, NUMEXPR, PROGRESS, PYTHON_WARNING,
     STACK_DUMP, TORCH_WARNING, TRACEBACK, TRACEBACK_CONTINUATION, UVICORN, UVICORN_WARNING, WEIGHTS_FORMAT,
 )
-from parsers.config import explode_pairs, key_equals_value, repr_pairs, typed
-from parsers.spec import Key, LineKind, LogFormat, Sample, TsFormat
+from loganalyze.formats.config import explode_pairs, key_equals_value, repr_pairs, typed
+from loganalyze.formats.spec import Key, LineKind, LogFormat, Sample, TsFormat
 
 LEVEL = "DEBUG|INFO|WARNING|ERROR|CRITICAL"
 PREFIX = (

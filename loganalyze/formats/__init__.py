@@ -1,0 +1,93 @@
+"""Every source format loganalyze knows, and how a file's format is chosen.
+
+To add a format: write a module that declares a `FORMAT` (see `loganalyze/formats/spec.py`),
+and its own tables in `TABLES` if it has any, and list it in BUILTIN. Formats marked
+`embeddable` (NCCL, say) also claim their lines inside any other format's file. Without
+code, a format is a TOML or JSON file that `loganalyze/formats/userformat.py` turns into the
+same objects and installs into the process's registry (docs/formats.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import MappingProxyType
+
+import polars as pl
+
+from loganalyze.formats import (bench, bench_json, bench_tables, nccl, nccl_tests, prometheus, server_metrics, sglang,
+                                vllm)
+from loganalyze.formats.parse import kind_share, score
+from loganalyze.formats.registry import Format, Registry
+from loganalyze.formats.spec import FileFormat, LogFormat
+from loganalyze.formats.tables import CANONICAL
+
+BUILTIN = Registry(
+    formats={f.name: f for f in (sglang.FORMAT, vllm.FORMAT, bench.FORMAT, bench_json.FORMAT, nccl.FORMAT,
+                                 nccl_tests.FORMAT, prometheus.FORMAT, server_metrics.FORMAT)},
+    tables={**CANONICAL, **bench_tables.TABLES, **nccl.TABLES, **nccl_tests.TABLES, **prometheus.TABLES})
+# The built-in formats by name, read-only (what format files can add is in `active()`).
+FORMATS = MappingProxyType(BUILTIN.formats)
+
+_active = BUILTIN.copy()
+
+
+def active() -> Registry:
+    """The process's registry: the built-in formats and tables, and the format files installed."""
+    return _active
+
+
+@contextmanager
+def using(registry: Registry) -> Iterator[Registry]:
+    """Make `registry` the process's for the block; the one before comes back after it."""
+    global _active
+    before, _active = _active, registry
+    try:
+        yield registry
+    finally:
+        _active = before
+
+MIN_SCORE = 0.01
+MIN_OWN = 0.02  # of the sample lines taken by a format's own kinds, for a file without its marks
+MIN_SHARED = 0.3  # ... or access lines and traceback frames (every other line of a traceback), for a file of nothing else
+
+
+def _score(fmt: Format, sample: pl.Series) -> float:
+    if isinstance(fmt, FileFormat):
+        return fmt.sniff("\n".join(sample.to_list()))
+    return score(fmt, sample)
+
+
+def detect(sample: pl.Series) -> tuple[Format | None, dict[str, float]]:
+    """The format of the process's registry that best recognises the sample lines, with
+    every format's score."""
+    known = active().formats
+    scores = {name: _score(fmt, sample) for name, fmt in known.items()}
+    # An embeddable format (NCCL) is the file's own only when no other format recognises
+    # it: with NCCL_DEBUG=INFO its lines can outnumber a server log's own.
+    own = [n for n, s in scores.items() if s >= MIN_SCORE and not getattr(known[n], "embeddable", False)]
+    # A structured file's sniff checks its shape (a JSON result), a line format only words
+    # in it (`sglang` in a bench JSONL): the structured format wins when it recognises the file.
+    structured = [n for n in own if isinstance(known[n], FileFormat)]
+    if structured or own:
+        return known[max(structured or own, key=lambda n: scores[n])], scores
+    best = max(scores, key=lambda n: scores[n], default=None)
+    if best is not None and scores[best] >= MIN_SCORE:
+        return known[best], scores
+    mine, shared = by_kinds(sample)
+    return mine or shared, scores
+
+
+def by_kinds(sample: pl.Series) -> tuple[Format | None, Format | None]:
+    """For a file that carries none of the formats' marks (an excerpt of one section, a
+    startup, a preemption warning, a traceback, pasted without the lines that name the
+    server): the server format whose own line kinds take most of the sample, and the one
+    whose shared lines (access lines, traceback frames) make up most of it, which counts
+    only when no format's own kinds take enough."""
+    known = active().formats
+    found = {name: kind_share(fmt, sample) for name, fmt in known.items()
+             if isinstance(fmt, LogFormat) and not fmt.embeddable}
+    mine = max(found, key=lambda n: found[n][0], default=None)
+    shared = max(found, key=lambda n: found[n][1], default=None)
+    return (known[mine] if mine and found[mine][0] >= MIN_OWN else None,
+            known[shared] if shared and found[shared][1] >= MIN_SHARED else None)
