@@ -15,6 +15,16 @@ from typing import Protocol
 
 import polars as pl
 
+from loganalyze.formats.tables import Schema
+
+
+def schema_options(schema: Schema | None) -> dict:
+    """scan_parquet's options that read a store written by an earlier release: its files of
+    a table may lack a column added since (null) or hold one dropped since (left out)."""
+    if schema is None:
+        return {}
+    return {"schema": schema, "missing_columns": "insert", "extra_columns": "ignore"}
+
 
 class Backend(Protocol):
     """Where a store's files live. Keys are '/'-separated paths under the store's root
@@ -75,5 +85,6 @@ class Backend(Protocol):
     def line_range(self, name: str) -> tuple[int | None, int | None]:
         """The first and last line_no of a table file; None where unknown."""
 
-    def scan(self, names: list[str]) -> pl.LazyFrame:
-        """Table files as one LazyFrame."""
+    def scan(self, names: list[str], schema: Schema | None) -> pl.LazyFrame:
+        """Table files as one LazyFrame; with `schema`, a column a file lacks (it was written
+        before the table gained it) reads as null, and one the table no longer has is left out."""

@@ -26,7 +26,9 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 
+from loganalyze.backend import schema_options
 from loganalyze.errors import LoganalyzeError
+from loganalyze.formats.tables import Schema
 
 CATALOG = "catalog.json"
 REPAIR_HINT = "run `loganalyze check --repair`"
@@ -235,5 +237,6 @@ class LocalBackend:
     def line_range(self, name: str) -> tuple[int | None, int | None]:
         return footer(name)[1:]
 
-    def scan(self, names: list[str]) -> pl.LazyFrame:
-        return pl.scan_parquet(names, glob=False)  # a store path with * ? [ is a path, not a pattern
+    def scan(self, names: list[str], schema: Schema | None) -> pl.LazyFrame:
+        # a store path with * ? [ is a path, not a pattern
+        return pl.scan_parquet(names, glob=False, **schema_options(schema))

@@ -34,7 +34,9 @@ from pathlib import Path
 
 import polars as pl
 
+from loganalyze.backend import schema_options
 from loganalyze.errors import LoganalyzeError
+from loganalyze.formats.tables import Schema
 
 LEFTOVER_AGE = timedelta(hours=1)
 COMMIT_TRIES = 20
@@ -284,5 +286,5 @@ class S3Backend:
         region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
         return {**options, **({"aws_region": region} if region else {})}
 
-    def scan(self, names: list[str]) -> pl.LazyFrame:
-        return pl.scan_parquet(names, storage_options=self.storage_options(), glob=False)
+    def scan(self, names: list[str], schema: Schema | None) -> pl.LazyFrame:
+        return pl.scan_parquet(names, storage_options=self.storage_options(), glob=False, **schema_options(schema))

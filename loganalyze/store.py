@@ -345,11 +345,11 @@ class Store:
         files = self.files(run, table)
         if lines is not None:
             files = [f for f in files if _may_hold(self.backend.line_range(f), lines)]
+        schema = formats.active().tables.get(table)
         if not files:
-            schema = formats.active().tables.get(table)
             return empty(schema).lazy() if schema is not None else pl.LazyFrame()
         try:
-            return self.backend.scan(files)
+            return self.backend.scan(files, schema)
         except Exception as e:
             raise LoganalyzeError(f"cannot read table {table} of run {run}: {e}{self._hint}") from None
 

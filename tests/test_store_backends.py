@@ -9,7 +9,7 @@ import inspect
 import polars as pl
 
 import loganalyze as la
-from conftest import sample
+from conftest import FIXTURES, sample
 from loganalyze.backend import Backend
 from loganalyze.localfs import LocalBackend
 from loganalyze.objstore import S3Backend
@@ -48,3 +48,18 @@ def test_filtered_view_reads_only_the_kept_sources(tmp_path):
     assert view.scan("r", "stats").select(pl.len()).collect().item() == sources[0]["tables"].get("stats", 0)
     assert len(store.run("r")["sources"]) == 2  # the store it came from is unchanged
     assert store.filtered(lambda run, src: False).runs() == {}
+
+
+def test_a_store_written_before_a_table_gained_columns_still_reads(tmp_path):
+    """A store from an earlier release: its metrics files lack `stat`, `since` and `endpoint`
+    (added for AIPerf's exports). They read as null, next to files written today, and the
+    findings that read the scrape still come."""
+    case = FIXTURES / "engines" / "vllm-0.32" / "kv-pressure"
+    store = Store(tmp_path / "s")
+    la.ingest([str(case / "metrics.prom")], run="old", store=store)
+    for f in store.files("old", "metrics"):
+        pl.read_parquet(f).drop("stat", "since", "endpoint").write_parquet(f)
+    la.ingest([str(case / "server.log")], run="old", store=store)
+    metrics = la.open_run("old", store).table("metrics").collect()
+    assert metrics.height > 0 and metrics["stat"].null_count() == metrics.height
+    assert "kv-pressure" in {f.id for f in la.open_run("old", store).diagnose()}
