@@ -686,13 +686,18 @@ KINDS = (
             "total_num_cumulative_preemption=1",), types={"cumulative": I}),
     # V1's check before the profile (0.9+): what is free on the GPU is below the share that
     # --gpu-memory-utilization asks for, usually because another process holds memory.
+    # Later releases name the device (`on device cuda:0 (...)`).
     _event("startup_memory_short", "on startup is less than desired GPU memory utilization",
-           r"Free memory on device \((?P<free_gib>[\d.]+)/(?P<total_gib>[\d.]+) GiB\) on startup is less than desired "
+           r"Free memory on device (?:(?P<device>\S+) )?\((?P<free_gib>[\d.]+)/(?P<total_gib>[\d.]+) GiB\) on startup is less than desired "
            r"GPU memory utilization \((?P<gpu_memory_utilization>[\d.]+), (?P<wanted_gib>[\d.]+) GiB\)", "critical",
            (Sample("(EngineCore_DP0 pid=17374) ERROR 09-28 15:47:24 [core.py:718] ValueError: Free memory on device "
                    "(3.22/4.0 GiB) on startup is less than desired GPU memory utilization (0.9, 3.6 GiB). Decrease GPU "
                    "memory utilization or reduce GPU memory used by other processes.",
-                   free_gib=3.22, total_gib=4.0, gpu_memory_utilization=0.9, wanted_gib=3.6),),
+                   free_gib=3.22, total_gib=4.0, gpu_memory_utilization=0.9, wanted_gib=3.6),
+            Sample("(Worker pid=148) ERROR 07-01 02:36:18 [multiproc_executor.py:870] ValueError: Free memory on "
+                   "device cuda:0 (22.35/23.56 GiB) on startup is less than desired GPU memory utilization (0.95, "
+                   "22.38 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+                   device="cuda:0", free_gib=22.35, total_gib=23.56, gpu_memory_utilization=0.95, wanted_gib=22.38)),
            types={"free_gib": F, "total_gib": F, "gpu_memory_utilization": F, "wanted_gib": F},
            continuation=TRACEBACK_CONTINUATION),
     _event("kv_cache_insufficient", ("No available memory for the cache blocks", "stored in KV cache (",

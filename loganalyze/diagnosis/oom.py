@@ -20,7 +20,10 @@ STARTUP = kinds("kv_cache_insufficient", "gpu_blocks", "startup_memory_short")
 TRACEBACKS = kinds("traceback", "exception")
 KV_TEXT = (r"No available memory for the cache blocks|larger than the available KV cache memory|can be stored in KV cache"
            r"|To serve at least one request with the model")  # the start of the last, where a paste cut the rest
-OOM_TEXT = rf"OutOfMemoryError|out of memory|Not enough memory|{KV_TEXT}"
+# vLLM's check before the profile, also read inside the traceback that carries it (vllm/117).
+SHORT_TEXT = r"on startup is less than desired GPU memory utilization"
+STARTUP_TEXT = f"{KV_TEXT}|{SHORT_TEXT}"
+OOM_TEXT = rf"OutOfMemoryError|out of memory|Not enough memory|{STARTUP_TEXT}"
 # `# GPU blocks: 0`: the profile left nothing for the KV cache (vllm/61).
 NO_KV_BLOCKS = (kind_in(kinds("gpu_blocks")) & (pl.col("fields").str.json_path_match("$.gpu_blocks") == "0")
                 ).fill_null(False)
@@ -37,8 +40,9 @@ def check(ctx: Context) -> list[Finding]:
     if rows.height == 0:
         return []
     first = rows.row(0, named=True)
-    startup = (rows["kind"].is_in(list(STARTUP)) | rows["message"].str.contains(KV_TEXT).fill_null(False)).all()
-    if startup and (rows["kind"] == "startup_memory_short").all():
+    startup = (rows["kind"].is_in(list(STARTUP)) | rows["message"].str.contains(STARTUP_TEXT).fill_null(False)).all()
+    short = (rows["kind"] == "startup_memory_short") | rows["message"].str.contains(SHORT_TEXT).fill_null(False)
+    if startup and short.all():
         return [_held_elsewhere(ctx, rows)]
     if startup:
         return [Finding(
@@ -66,7 +70,8 @@ def check(ctx: Context) -> list[Finding]:
 def _held_elsewhere(ctx: Context, rows: pl.DataFrame) -> Finding:
     """vLLM's check before it loads anything: the GPU has less free memory than
     --gpu-memory-utilization asks it to take, so something else holds the rest."""
-    f = json.loads(rows["fields"][0] or "{}")
+    typed = rows.filter(pl.col("kind") == "startup_memory_short")
+    f = json.loads((typed if typed.height else rows)["fields"][0] or "{}")
     said = (f"{f['free_gib']:g} of {f['total_gib']:g} GiB were free, {f['gpu_memory_utilization']:g} of the GPU asks "
             f"for {f['wanted_gib']:g} GiB" if {"free_gib", "total_gib", "wanted_gib"} <= f.keys() else
             rows["message"][0][:160])
