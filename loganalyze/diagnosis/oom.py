@@ -16,7 +16,7 @@ from loganalyze.diagnosis.base import Context, Finding
 from loganalyze.kinds import kind_in, kinds
 
 KINDS = kinds("oom", "kv_cache_insufficient", "startup_memory_short")
-STARTUP = kinds("kv_cache_insufficient", "gpu_blocks", "startup_memory_short")
+STARTUP = kinds("kv_cache_insufficient", "gpu_blocks", "startup_memory_short", "kv_profile")
 TRACEBACKS = kinds("traceback", "exception")
 KV_TEXT = (r"No available memory for the cache blocks|larger than the available KV cache memory|can be stored in KV cache"
            r"|To serve at least one request with the model")  # the start of the last, where a paste cut the rest
@@ -24,8 +24,11 @@ KV_TEXT = (r"No available memory for the cache blocks|larger than the available 
 SHORT_TEXT = r"on startup is less than desired GPU memory utilization"
 STARTUP_TEXT = f"{KV_TEXT}|{SHORT_TEXT}"
 OOM_TEXT = rf"OutOfMemoryError|out of memory|Not enough memory|{STARTUP_TEXT}"
-# `# GPU blocks: 0`: the profile left nothing for the KV cache (vllm/61).
-NO_KV_BLOCKS = (kind_in(kinds("gpu_blocks")) & (pl.col("fields").str.json_path_match("$.gpu_blocks") == "0")
+# The profile left nothing for the KV cache: vLLM's `# GPU blocks: 0` (vllm/61), SGLang's
+# `... is larger than the profiled value -561981` (sglang/98).
+NO_KV_BLOCKS = ((kind_in(kinds("gpu_blocks")) & (pl.col("fields").str.json_path_match("$.gpu_blocks") == "0"))
+                | (kind_in(kinds("kv_profile"))
+                   & (pl.col("fields").str.json_path_match("$.profiled").cast(pl.Int64, strict=False) <= 0))
                 ).fill_null(False)
 
 
