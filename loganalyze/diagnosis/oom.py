@@ -16,13 +16,19 @@ from loganalyze.diagnosis.base import Context, Finding
 from loganalyze.kinds import kind_in, kinds
 
 KINDS = kinds("oom", "kv_cache_insufficient", "startup_memory_short")
-STARTUP = kinds("kv_cache_insufficient", "gpu_blocks", "startup_memory_short")
+STARTUP = kinds("kv_cache_insufficient", "gpu_blocks", "startup_memory_short", "kv_profile")
 TRACEBACKS = kinds("traceback", "exception")
 KV_TEXT = (r"No available memory for the cache blocks|larger than the available KV cache memory|can be stored in KV cache"
            r"|To serve at least one request with the model")  # the start of the last, where a paste cut the rest
-OOM_TEXT = rf"OutOfMemoryError|out of memory|Not enough memory|{KV_TEXT}"
-# `# GPU blocks: 0`: the profile left nothing for the KV cache (vllm/61).
-NO_KV_BLOCKS = (kind_in(kinds("gpu_blocks")) & (pl.col("fields").str.json_path_match("$.gpu_blocks") == "0")
+# vLLM's check before the profile, also read inside the traceback that carries it (vllm/117).
+SHORT_TEXT = r"on startup is less than desired GPU memory utilization"
+STARTUP_TEXT = f"{KV_TEXT}|{SHORT_TEXT}"
+OOM_TEXT = rf"OutOfMemoryError|out of memory|Not enough memory|{STARTUP_TEXT}"
+# The profile left nothing for the KV cache: vLLM's `# GPU blocks: 0` (vllm/61), SGLang's
+# `... is larger than the profiled value -561981` (sglang/98).
+NO_KV_BLOCKS = ((kind_in(kinds("gpu_blocks")) & (pl.col("fields").str.json_path_match("$.gpu_blocks") == "0"))
+                | (kind_in(kinds("kv_profile"))
+                   & (pl.col("fields").str.json_path_match("$.profiled").cast(pl.Int64, strict=False) <= 0))
                 ).fill_null(False)
 
 
@@ -37,8 +43,9 @@ def check(ctx: Context) -> list[Finding]:
     if rows.height == 0:
         return []
     first = rows.row(0, named=True)
-    startup = (rows["kind"].is_in(list(STARTUP)) | rows["message"].str.contains(KV_TEXT).fill_null(False)).all()
-    if startup and (rows["kind"] == "startup_memory_short").all():
+    startup = (rows["kind"].is_in(list(STARTUP)) | rows["message"].str.contains(STARTUP_TEXT).fill_null(False)).all()
+    short = (rows["kind"] == "startup_memory_short") | rows["message"].str.contains(SHORT_TEXT).fill_null(False)
+    if startup and short.all():
         return [_held_elsewhere(ctx, rows)]
     if startup:
         return [Finding(
@@ -66,7 +73,8 @@ def check(ctx: Context) -> list[Finding]:
 def _held_elsewhere(ctx: Context, rows: pl.DataFrame) -> Finding:
     """vLLM's check before it loads anything: the GPU has less free memory than
     --gpu-memory-utilization asks it to take, so something else holds the rest."""
-    f = json.loads(rows["fields"][0] or "{}")
+    typed = rows.filter(pl.col("kind") == "startup_memory_short")
+    f = json.loads((typed if typed.height else rows)["fields"][0] or "{}")
     said = (f"{f['free_gib']:g} of {f['total_gib']:g} GiB were free, {f['gpu_memory_utilization']:g} of the GPU asks "
             f"for {f['wanted_gib']:g} GiB" if {"free_gib", "total_gib", "wanted_gib"} <= f.keys() else
             rows["message"][0][:160])

@@ -152,6 +152,13 @@ KINDS = (
            r"(?: K size: (?P<k_size_gb>[\d.]+) GB, V size: (?P<v_size_gb>[\d.]+) GB| KV size: (?P<kv_size_gb>[\d.]+) GB)",
            "info", ("KV Cache is allocated. #tokens: 2795207, K size: 53.31 GB, V size: 53.31 GB",),
            types={"tokens": I, "k_size_gb": F, "v_size_gb": F, "kv_size_gb": F}),
+    # --max-total-tokens above what the memory profile allows; a profiled value <= 0 means the
+    # weights left no memory for the KV cache (sglang/98: -561981 on all 8 ranks).
+    _event("kv_profile", "is larger than the profiled value",
+           r"max_total_tokens=(?P<requested>\d+) is larger than the profiled value (?P<profiled>-?\d+)", "info",
+           (Sample("max_total_tokens=131072 is larger than the profiled value -561981. Use the profiled value instead.",
+                   requested=131072, profiled=-561981),),
+           types={"requested": I, "profiled": I}),
     _event("memory_pool_end", "Memory pool end", r"avail mem=(?P<avail_mem_gb>[\d.]+) GB", "info",
            ("Memory pool end. avail mem=11.87 GB",), types=GB),
     _event("dist_init_begin", "Init torch distributed begin", None, "info", ("Init torch distributed begin.",)),
@@ -164,6 +171,17 @@ KINDS = (
            "info", ("Capture cuda graph begin. This can take up to several minutes. avail mem=11.82 GB",), types=GB),
     _event("graph_capture_end", "end. ", r"^Capture (?P<what>.+?) end\. (?:Time elapsed: |elapsed=)(?P<elapsed_s>[\d.]+) s",
            "info", ("Capture cuda graph end. Time elapsed: 21.41 s. mem usage=1.18 GB. avail mem=10.64 GB.",), types=GB),
+    # The custom all-reduce registering its buffers after capture (vLLM's custom_allreduce_graphs).
+    _event("graph_addresses", " cuda graph addresses", r"Registering (?P<addresses>\d+) cuda graph addresses",
+           "info", (Sample("Registering 3492 cuda graph addresses", addresses=3492),), types={"addresses": I}),
+    # Piecewise CUDA graphs compile each shape with torch.compile (0.5.x).
+    _event("dynamo_compile", "Compiling a graph for ",
+           r"Compiling a graph for (?P<shape>.+?) takes (?P<elapsed_s>[\d.]+) s", "info",
+           (Sample("Compiling a graph for dynamic shape takes 3.38 s", shape="dynamic shape", elapsed_s=3.38),),
+           types={"elapsed_s": F}),
+    _event("generation_defaults", "Using default chat sampling params from model generation config",
+           None, "info", ("Using default chat sampling params from model generation config: {'repetition_penalty': 1.0, "
+                          "'temperature': 0.6, 'top_k': 20, 'top_p': 0.95}",)),
     _event("server_ready", "fired up and ready to roll", None, "info", ("The server is fired up and ready to roll!",)),
     _event("retraction", "#retracted_reqs:",
            r"#retracted_reqs: (?P<retracted>\d+),.*#new_token_ratio: (?P<ratio_before>[\d.]+) -> (?P<ratio_after>[\d.]+)",
@@ -257,7 +275,8 @@ KINDS = (
            types={"chunked_prefill_size": I}),
     _event("startup_notice", ("_BACKEND is not initialized", "Disable prefill CUDA graph because",
                               "backend is disabled when piecewise cuda graph is enabled",
-                              "error message 'operation scheduled before its operands' can be ignored"), None, "info",
+                              "error message 'operation scheduled before its operands' can be ignored",
+                              "install_torch_compiled", "SGLangBackend"), None, "info",
            ("MOE_RUNNER_BACKEND is not initialized, the backend will be automatically selected",)),
     _event("import_skipped", "Ignore import error when loading ",
            r"Ignore import error when loading (?P<module>[\w.]+): (?P<error>.*)", "info",

@@ -464,10 +464,13 @@ KINDS = (
             match=r"(?:^|[$#>] ?)(?:vllm serve|python3? -m vllm\.entrypoints\.openai\.api_server)(?: |$)"),
     # Capacity: KV blocks and tokens, how many max-length requests fit.
     _event("cache_config_info", "cache_config_info with initialization after num_gpu_blocks is: ",
-           r"(?:Engine (?P<engine>\d+)|(?P<engines>\d+) Engines): vllm cache_config_info with initialization after "
+           r"(?:(?:Engine (?P<engine>\d+)|(?P<engines>\d+) Engines): )?vllm cache_config_info with initialization after "
            r"num_gpu_blocks is: (?P<gpu_blocks>\d+)", "info",
            ("(APIServer pid=1391815) INFO 08-19 14:58:41 [loggers.py:142] Engine 000: vllm cache_config_info with "
-            "initialization after num_gpu_blocks is: 57656",), types={"gpu_blocks": I, "engines": I}),
+            "initialization after num_gpu_blocks is: 57656",
+            # 0.9 prints it without the engine (vllm/104).
+            Sample("INFO 06-02 11:03:56 [loggers.py:134] vllm cache_config_info with initialization after "
+                   "num_gpu_blocks is: 70688", gpu_blocks=70688)), types={"gpu_blocks": I, "engines": I}),
     _event("gpu_blocks", " blocks: ",
            r"^(?:# )?(?P<device>\w+) blocks: (?P<gpu_blocks>\d+)(?:, # CPU blocks: (?P<cpu_blocks>\d+))?",
            "info", ("INFO 07-29 19:12:55 [executor_base.py:113] # cuda blocks: 10650, # CPU blocks: 1638",
@@ -565,9 +568,24 @@ KINDS = (
             "signal=SIGTERM",)),
     _event("startup_notice", ("Waiting for init message from front-end", "Starting profile run for",
                               "Warming up model for the compilation", "Warming up done.", "Scale-out endpoints are disabled",
-                              "No IOProcessor plugins requested by the model", "Worker ready; awaiting tasks"), None, "info",
+                              "No IOProcessor plugins requested by the model", "Worker ready; awaiting tasks",
+                              "Loading model from scratch", "Encoder cache will be initialized with a budget of",
+                              "Padding mamba page size by", "Setting attention block size to",
+                              "Profiling CUDA graph memory: ", "Heartbeat successful."), None, "info",
            ("INFO 08-11 10:45:30 [core.py:572] Waiting for init message from front-end.",
             "(Worker pid=6464) INFO 12-01 13:32:46 [cpu_model_runner.py:87] Warming up model for the compilation...")),
+    # Which kernels the engine picked (V1 0.10+): the attention backend, FlashAttention's
+    # version, the sampler's top-p/top-k implementation.
+    _event("kernel_choice", ("backend on V1 engine", "Using FlashAttention version", "for top-p & top-k sampling"),
+           r"^Using (?P<choice>.+?)(?: backend on V1 engine| version (?P<version>\d+)| for top-p & top-k sampling)\.?$",
+           "info",
+           (Sample("(VllmWorker rank=0 pid=2120280) INFO 07-28 23:02:25 [cuda.py:290] Using Flash Attention backend on "
+                   "V1 engine.", choice="Flash Attention"),
+            Sample("(EngineCore pid=1992345) INFO 08-26 22:25:09 [flash_attn.py:596] Using FlashAttention version 2",
+                   choice="FlashAttention", version=2),
+            Sample("(EngineCore_DP0 pid=66914) INFO 09-21 12:29:22 [topk_topp_sampler.py:55] Using FlashInfer for top-p "
+                   "& top-k sampling.", choice="FlashInfer")),
+           types={"version": I}, match=r"^Using "),
     _event("load_model_begin", ("Starting to load model ", "Loading drafter model"),
            r"^(?:Starting to load model (?P<model>\S+?)(?:\.\.\.)?|Loading (?P<what>drafter) model\.*)$", "info",
            (Sample("(Worker pid=6464) INFO 12-01 13:32:45 [cpu_model_runner.py:68] Starting to load model "
@@ -686,13 +704,18 @@ KINDS = (
             "total_num_cumulative_preemption=1",), types={"cumulative": I}),
     # V1's check before the profile (0.9+): what is free on the GPU is below the share that
     # --gpu-memory-utilization asks for, usually because another process holds memory.
+    # Later releases name the device (`on device cuda:0 (...)`).
     _event("startup_memory_short", "on startup is less than desired GPU memory utilization",
-           r"Free memory on device \((?P<free_gib>[\d.]+)/(?P<total_gib>[\d.]+) GiB\) on startup is less than desired "
+           r"Free memory on device (?:(?P<device>\S+) )?\((?P<free_gib>[\d.]+)/(?P<total_gib>[\d.]+) GiB\) on startup is less than desired "
            r"GPU memory utilization \((?P<gpu_memory_utilization>[\d.]+), (?P<wanted_gib>[\d.]+) GiB\)", "critical",
            (Sample("(EngineCore_DP0 pid=17374) ERROR 09-28 15:47:24 [core.py:718] ValueError: Free memory on device "
                    "(3.22/4.0 GiB) on startup is less than desired GPU memory utilization (0.9, 3.6 GiB). Decrease GPU "
                    "memory utilization or reduce GPU memory used by other processes.",
-                   free_gib=3.22, total_gib=4.0, gpu_memory_utilization=0.9, wanted_gib=3.6),),
+                   free_gib=3.22, total_gib=4.0, gpu_memory_utilization=0.9, wanted_gib=3.6),
+            Sample("(Worker pid=148) ERROR 07-01 02:36:18 [multiproc_executor.py:870] ValueError: Free memory on "
+                   "device cuda:0 (22.35/23.56 GiB) on startup is less than desired GPU memory utilization (0.95, "
+                   "22.38 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+                   device="cuda:0", free_gib=22.35, total_gib=23.56, gpu_memory_utilization=0.95, wanted_gib=22.38)),
            types={"free_gib": F, "total_gib": F, "gpu_memory_utilization": F, "wanted_gib": F},
            continuation=TRACEBACK_CONTINUATION),
     _event("kv_cache_insufficient", ("No available memory for the cache blocks", "stored in KV cache (",
