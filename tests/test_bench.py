@@ -205,6 +205,17 @@ def test_sglang_jsonl_old_and_new_key_names(tmp_path, ingest_one):
     assert "server_info" not in json.loads(second["raw"])
 
 
+def test_sglang_0_2_multi_jsonl_alone_is_a_results_file(ingest_one):
+    """bench/75: `bench_serving --multi` of 2024 wrote only old key names (median_ttft,
+    output_token_throughput) and one tool mark (sharegpt_output_len): still a results file."""
+    result, run = ingest_one(sample("bench", "75_"))
+    assert result.sources[0].format == "bench-json" and result.sources[0].unparsed == 0
+    one, two = bench(run)
+    assert (one["request_rate"], one["ttft_median"], one["itl_median"], one["output_throughput"]) == pytest.approx(
+        (1.0, 32.953862100839615, 12.583150564412666, 187.74840245645584))
+    assert (two["request_rate"], two["input_tokens"], two["output_tokens"]) == (2.0, 14688, 12790)
+
+
 def test_aiperf_aggregate_export(tmp_path, ingest_one):
     export = {
         "request_throughput": {"unit": "requests/sec", "avg": 13.16},

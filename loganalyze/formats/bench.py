@@ -368,7 +368,7 @@ KINDS = (
         ),
     ),
     LineKind(
-        name="result_json", table="bench", needle=('"completed"', '"request_throughput"', '"median_ttft_ms"'),
+        name="result_json", table="bench", needle=('"completed"', '"request_throughput"', '"median_ttft', '"output_token_throughput"'),
         match=r'^\s*\{".*\}\s*$', handler=_json_lines,
         samples=('{"backend": "sglang", "dataset_name": "random", "request_rate": Infinity, "max_concurrency": 16, '
                  '"duration": 91.82, "completed": 300, "total_output_tokens": 300000, '

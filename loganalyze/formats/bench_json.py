@@ -81,9 +81,11 @@ TOOLS = (
     ("awscurl", ("totalTimeMills", "timeToFirstByte", "failedRequests")),
 )
 LABELLED = ("evalscope", "awscurl")
-MARKS = tuple(f'"{k}"' for _, keys in TOOLS for k in keys) + (
-    '"guidellm_version"', '"median_ttft_ms"', '"output_throughput"', '"duration"', '"time_to_first_token"',
-    '"request_throughput"', '"total_sum"', '"Failed requests"', '"Average QPS"', '"errorRate"', '"tokenThroughput"')
+# A measured rate under any of its names (`output_token_throughput` in sglang 0.2's JSON lines).
+MEASURES = tuple(f'"{k}"' for k, column in KEYS.items() if column.endswith("_throughput"))
+MARKS = tuple(dict.fromkeys(tuple(f'"{k}"' for _, keys in TOOLS for k in keys) + MEASURES + (
+    '"guidellm_version"', '"median_ttft_ms"', '"duration"', '"time_to_first_token"',
+    '"total_sum"', '"Failed requests"', '"Average QPS"', '"errorRate"', '"tokenThroughput"')))
 ARRAYS = {"input_lens": "input_len", "output_lens": "output_len", "errors": "error"}
 
 
