@@ -33,7 +33,7 @@ def main(argv: list[str]) -> int:
     log = Path(argv[0])
     mb = float(argv[argv.index("--mb") + 1]) if "--mb" in argv else 100.0
     import parsers
-    from loganalyze.ingest import parse_batch
+    from loganalyze.ingest.dispatch import parse_batch
     from loganalyze.reader import ReadStats, read_batches
     from loganalyze.wrappers import unwrap
     from parsers.engine import Context
