@@ -3,7 +3,7 @@
     python benchmarks/profile_steps.py /tmp/loganalyze-bench/sglang-300M.log [--mb 100]
 
 Reads the first --mb MB of the log as ingest does (reader, wrappers, every format's
-engine.parse, Parquet encoding of the tables), serially and with polars on one thread
+parse.parse, Parquet encoding of the tables), serially and with polars on one thread
 (POLARS_MAX_THREADS=1), under cProfile; prints the cumulative time of the engine's steps
 and of the reader and the Parquet write, scaled to 100 MB. One thread makes the figures
 CPU seconds that add up; ingest runs them on two cores.

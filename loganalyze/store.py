@@ -48,7 +48,8 @@ __all__ = ["CATALOG", "REPAIR_HINT", "RUN_NAME", "SOURCE_ID", "TABLE_NAME", "Bac
 # \Z, not $: `$` also matches before a final newline, and a name is used as a path.
 RUN_NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}\Z")
 SOURCE_ID = re.compile(r"^[0-9a-f]{16}\Z")
-# zstd 1 writes ~15% faster than the default 3 and log tables come out the same size.
+# zstd 1 writes ~20% faster than the default 3 and log tables come out the same size; lz4 saves
+# ~10% of the write for twice the bytes (docs/speed.md, "Parquet writes").
 PARQUET_ZSTD_LEVEL = 1
 COMMIT_TRIES = 20  # conditional catalog PUTs lost to other writers before a commit gives up
 

@@ -1,5 +1,5 @@
-"""An atheris harness over the compiled tokenizer (loganalyze/formats/_tokenizer.c), run by the long
-tests (tests/test_tokenizer.py): coverage-guided on the installed build, then the inputs it
+"""An atheris harness over the compiled tokenizer (loganalyze/formats/_tokenizer.c), its keys and its
+kind ids, run by the long tests (tests/test_tokenizer.py): coverage-guided on the installed build, then the inputs it
 kept replayed on a build under AddressSanitizer (gcc's ASan breaks atheris' coverage, so
 the two are separate runs):
 
@@ -9,7 +9,8 @@ the two are separate runs):
 
 Each input becomes keys, a separator and a batch of lines of arbitrary bytes (NULs,
 invalid UTF-8, no line end), given to the tokenizer as Arrow buffers; what it finds must
-be what the regexes of its header find (Python's `re` on bytes), and bad buffers (offsets
+be what the regexes of its header find (Python's `re` on bytes), the kind ids what
+Python's `in` finds, and bad buffers (offsets
 out of range, short validity) must be refused with ValueError. MODULE_DIR holds the
 `_tokenizer` module to fuzz (the sanitized build).
 """
@@ -64,6 +65,10 @@ def one_input(data: bytes) -> None:
                                 tuple(k + sep for k in keys), tuple(keys), extra)
         except ValueError:
             pass
+        try:
+            _tokenizer.classify(len(lines), 0, None, struct.pack(f"<{len(ends)}q", *ends), b"x" * 50, (tuple(keys),), 0, None)
+        except ValueError:
+            pass
         return
     ends = [0]
     for line in lines:
@@ -89,6 +94,21 @@ def one_input(data: bytes) -> None:
         assert [g[row] for g in got] == want, (line, needles, [g[row] for g in got], want)
         if extra:
             assert pair_list[bounds[row]:bounds[row + 1]] == want_pairs, (line, want_pairs)
+    check_classify(fdp, n, offset, bytes(validity), struct.pack(f"<{len(ends)}q", *ends), lines, nulls, keys)
+
+
+def check_classify(fdp: atheris.FuzzedDataProvider, n: int, offset: int, validity: bytes, offsets: bytes,
+                   lines: list[bytes], nulls: list[bool], needles: list[bytes]) -> None:
+    """The kind ids of the same rows, the needles taken as kinds of one or two: the first
+    kind from `start` on with a needle the line contains (Python's `in`), -1 for none."""
+    kinds = tuple(tuple(needles[i:i + 2]) for i in range(0, len(needles), 2))
+    start = fdp.ConsumeIntInRange(0, len(kinds))
+    got = struct.unpack(f"<{n}i", _tokenizer.classify(n, offset, validity, offsets, b"".join(lines), kinds, start, None))
+    for row in range(n):
+        line = lines[offset + row]
+        want = -1 if nulls[offset + row] else next(
+            (k for k in range(start, len(kinds)) if any(nd in line for nd in kinds[k])), -1)
+        assert got[row] == want, (line, kinds, start, got[row], want)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
-"""The compiled tokenizer (loganalyze/formats/_tokenizer.c) against the regexes it stands for, and on
-hostile input: long lines, NUL bytes, invalid UTF-8, CR-only files, bad buffers.
+"""The compiled tokenizer (loganalyze/formats/_tokenizer.c) against the regexes it stands for, its
+kind ids against polars' literal `str.contains`, and on hostile input: long lines, NUL
+bytes, invalid UTF-8, CR-only files, bad buffers.
 
 The regexes below are the tokenizer's definition (its header, docs/speed.md), applied
 with polars as a second reading of the same rule; no code of the package uses them.
@@ -22,7 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from loganalyze.formats import _tokenizer, parse, keys, sglang, vllm
+from loganalyze import formats
+from loganalyze.formats import _tokenizer, keys, parse, sglang, vllm
 from loganalyze.formats.spec import Key, LineKind
 
 VALUE = r"([^ ,]+?)\.?(?:[ ,]|$)"
@@ -138,6 +140,76 @@ def test_bad_buffers_are_refused_not_read():
         _tokenizer.tokenize(-1, 0, None, offsets, data, (b"#a: ",), (), False)
     with pytest.raises(TypeError):
         _tokenizer.tokenize(2, 0, None, offsets, data, ("#a: ",), (), False)
+
+
+def first_kind_by_polars(needles: list[tuple[str, ...]], msg: pl.Series, start: int = 0) -> list[int]:
+    """The first kind from `start` on with a needle the row contains, by one polars
+    `str.contains(literal=True)` per needle; -1 for none (a null row has none)."""
+    ids = pl.repeat(-1, msg.len(), dtype=pl.Int32, eager=True)
+    for at in reversed(range(start, len(needles))):
+        hit = pl.repeat(False, msg.len(), eager=True)
+        for n in needles[at]:
+            hit = hit | msg.str.contains(n, literal=True).fill_null(False)
+        ids = pl.select(pl.when(hit).then(at).otherwise(ids)).to_series()
+    return ids.to_list()
+
+
+def same_kinds(needles: list[tuple[str, ...]], lines: list[str | None], start: int = 0) -> None:
+    msg = pl.Series("msg", lines, dtype=pl.String)
+    assert keys.KindIds(needles, msg).first(start).to_list() == first_kind_by_polars(needles, msg, start)
+
+
+@pytest.mark.parametrize("fmt", [f for f in formats.FORMATS.values() if getattr(f, "kinds", None)],
+                         ids=lambda f: f.name)
+def test_kind_ids_are_what_literal_contains_finds_on_every_sample(fmt):
+    needles = [parse._needles(k) for k in fmt.kinds if not k.fallback]
+    samples = [s for k in fmt.kinds for s in k.samples] + [None, "", " "]
+    same_kinds(needles, samples)
+    same_kinds(needles, samples, len(needles) // 2)
+
+
+NEEDLE_BITS = ["a", "ab", "b", " ", ": ", "\x00", "é", "日", "/", "abcdefghij", "aab"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_kind_ids_are_what_literal_contains_finds_on_any_line(data):
+    """Needles of one byte, of more than 8 (past the one-word compare), sharing their first
+    two bytes (one chain), with NULs and non-ASCII; lines cut anywhere."""
+    needles = data.draw(st.lists(st.lists(st.sampled_from(NEEDLE_BITS), min_size=1, max_size=3).map(tuple),
+                                 min_size=1, max_size=6))
+    lines = data.draw(st.lists(st.one_of(st.none(), st.lists(st.sampled_from(NEEDLE_BITS + FRAGMENTS), max_size=12)
+                                         .map("".join)), min_size=1, max_size=12))
+    same_kinds(needles, lines, data.draw(st.integers(0, len(needles))))
+
+
+def test_kind_ids_on_long_lines_slices_and_bad_buffers():
+    """A needle at the end of a 20 MB line, or cut by it; a sliced column; buffers that lie."""
+    long = "x" * 20_000_000
+    needles = [("Decode batch",), ("xy",), ("x",)]
+    same_kinds(needles, [long + "Decode batch", long + "Decode batc", long, "xy" * 200_000])
+    ids = keys.KindIds(needles, pl.Series(["x", "Decode batch", "xy"]).slice(1, 2))
+    assert ids.first().to_list() == [0, 1]
+    assert ids.first(1, pl.Series([1, 0, 1], dtype=pl.UInt32)).to_list() == [1, -1, 1]
+    arrow = pa.array(["ab", "cd"], type=pa.large_string())
+    _, offsets, data = arrow.buffers()
+    bad = pa.py_buffer(pa.array([0, 2, 999], type=pa.int64()).buffers()[1])
+    with pytest.raises(ValueError, match="offsets"):
+        _tokenizer.classify(2, 0, None, bad, data, ((b"a",),), 0, None)
+    with pytest.raises(ValueError, match="listed row"):
+        _tokenizer.classify(2, 0, None, offsets, data, ((b"a",),), 0, pa.array([2], type=pa.int64()).buffers()[1])
+    with pytest.raises(ValueError, match="listed row"):
+        _tokenizer.classify(2, 0, None, offsets, data, ((b"a",),), 0, pa.array([-1], type=pa.int64()).buffers()[1])
+    with pytest.raises(ValueError, match="smaller"):
+        _tokenizer.classify(3, 0, None, offsets, data, ((b"a",),), 0, None)
+    with pytest.raises(ValueError, match="smaller"):
+        _tokenizer.classify(2, 0, b"", offsets, data, ((b"a",),), 0, None)
+    with pytest.raises(ValueError, match="smaller"):
+        _tokenizer.classify(2, 0, None, offsets, data, ((b"a",),), -1, None)
+    with pytest.raises(TypeError):
+        _tokenizer.classify(2, 0, None, offsets, data, (("a",),), 0, None)
+    with pytest.raises(TypeError):
+        _tokenizer.classify(2, 0, None, offsets, data, (b"a",), 0, None)
 
 
 @pytest.mark.parametrize("text", [b"Decode batch, #running-req: 3\r[x] Decode batch, #running-req: 4\r",

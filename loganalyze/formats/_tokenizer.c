@@ -532,8 +532,183 @@ done:
     return result;
 }
 
+/* The kinds' needles, flattened, for one scan of a line that finds every needle at once:
+ * needle j belongs to kind kind_of[j]. A needle of two bytes or more is chained from its
+ * first two bytes (pair_head, then next[j]), whose bit in `pair` says whether the chain
+ * is empty; a one-byte needle from its byte (byte_head). So most places of a line are
+ * passed over after one lookup in a small bitmap, and a candidate is compared only with
+ * the needles that start as it does. An empty needle is in every line. */
+typedef struct {
+    Needle *needles;
+    Py_ssize_t *kind_of, n_kinds, empty_kind;
+    int32_t *next, *pair_head, byte_head[256];
+    uint8_t pair[65536 / 8];
+} Kinds;
+
+static void kinds_free(Kinds *k) {
+    free(k->needles);
+    free(k->kind_of);
+    free(k->next);
+    free(k->pair_head);
+}
+
+/* From a tuple (one per kind) of tuples of bytes, the kinds before `start` left out; the
+ * caller keeps the tuples alive. */
+static int kinds_of(PyObject *seq, Py_ssize_t start, Kinds *out) {
+    if (!PyTuple_Check(seq)) {
+        PyErr_SetString(PyExc_TypeError, "kinds must be a tuple of tuples of bytes");
+        return 0;
+    }
+    out->n_kinds = PyTuple_GET_SIZE(seq);
+    Py_ssize_t total = 0;
+    for (Py_ssize_t k = 0; k < out->n_kinds; k++) {
+        PyObject *item = PyTuple_GET_ITEM(seq, k);
+        if (!PyTuple_Check(item)) {
+            PyErr_SetString(PyExc_TypeError, "kinds must be a tuple of tuples of bytes");
+            return 0;
+        }
+        total += PyTuple_GET_SIZE(item);
+    }
+    if (total >= INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "too many needles");
+        return 0;
+    }
+    out->needles = calloc((size_t)total + 1, sizeof(Needle));
+    out->kind_of = calloc((size_t)total + 1, sizeof(Py_ssize_t));
+    out->next = calloc((size_t)total + 1, sizeof(int32_t));
+    out->pair_head = malloc(65536 * sizeof(int32_t));
+    if (!out->needles || !out->kind_of || !out->next || !out->pair_head) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    for (int b = 0; b < 256; b++) out->byte_head[b] = -1;
+    for (int b = 0; b < 65536; b++) out->pair_head[b] = -1;
+    out->empty_kind = -1;
+    Py_ssize_t out_n = 0;
+    for (Py_ssize_t k = start; k < out->n_kinds; k++) {
+        Py_ssize_t count;
+        Needle *own = needles_of(PyTuple_GET_ITEM(seq, k), &count);
+        if (!own) return 0;
+        for (Py_ssize_t i = 0; i < count; i++) {
+            Needle *nd = &own[i];
+            if (nd->len == 0) {
+                if (out->empty_kind < 0) out->empty_kind = k;
+                continue;
+            }
+            int32_t j = (int32_t)out_n++;
+            out->needles[j] = *nd;
+            out->kind_of[j] = k;
+            uint8_t b0 = (uint8_t)nd->text[0];
+            if (nd->len == 1) {
+                out->next[j] = out->byte_head[b0];
+                out->byte_head[b0] = j;
+            } else {
+                unsigned pair = (unsigned)b0 << 8 | (uint8_t)nd->text[1];
+                out->next[j] = out->pair_head[pair];
+                out->pair_head[pair] = j;
+                out->pair[pair >> 3] |= (uint8_t)(1u << (pair & 7));
+            }
+        }
+        free(own);
+    }
+    return 1;
+}
+
+/* Whether needle `nd` starts at s[p] (p < len): its first 8 bytes in one compare. */
+static int starts_at(const Needle *nd, const char *s, size_t len, size_t p) {
+    if (nd->len > len - p || (word_at(s, len, p) & nd->mask) != nd->head) return 0;
+    return nd->len <= 8 || memcmp(s + p + 8, nd->text + 8, nd->len - 8) == 0;
+}
+
+/* The first kind (lowest index) one of whose needles occurs in s[0, len), or -1; the
+ * scan stops once no lower kind can be found. Every read stays inside s. */
+static Py_ssize_t first_kind(const Kinds *k, const char *s, size_t len, Py_ssize_t start) {
+    Py_ssize_t best = k->empty_kind >= 0 ? k->empty_kind : PY_SSIZE_T_MAX;
+    for (size_t p = 0; p < len && best > start; p++) {
+        uint8_t b0 = (uint8_t)s[p];
+        for (int32_t j = k->byte_head[b0]; j >= 0; j = k->next[j])
+            if (k->kind_of[j] < best) best = k->kind_of[j];
+        if (p + 1 >= len) break;
+        unsigned pair = (unsigned)b0 << 8 | (uint8_t)s[p + 1];
+        if (!(k->pair[pair >> 3] >> (pair & 7) & 1)) continue;
+        for (int32_t j = k->pair_head[pair]; j >= 0; j = k->next[j])
+            if (k->kind_of[j] < best && starts_at(&k->needles[j], s, len, p)) best = k->kind_of[j];
+    }
+    return best == PY_SSIZE_T_MAX ? -1 : best;
+}
+
+static const char CLASSIFY_DOC[] =
+    "classify(n, offset, validity, offsets, data, kinds, start, rows)\n"
+    "--\n\n"
+    "For each of `n` rows of a large_string Arrow array given by its buffers (validity may\n"
+    "be None) and offset, or for the rows listed in `rows` (int64 bytes; None: every row):\n"
+    "the index of the first kind, from `start` on, one of whose needles (`kinds`: a tuple\n"
+    "of tuples of bytes, in the format's order) the row contains; -1 for a null row or one\n"
+    "with none. Returns the indices as int32 bytes.";
+
+static PyObject *classify(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_ssize_t n, offset, start;
+    PyObject *validity, *kinds_obj, *rows_obj;
+    Py_buffer offsets = {0}, data = {0}, valid = {0}, rows = {0};
+    if (!PyArg_ParseTuple(args, "nnOy*y*OnO", &n, &offset, &validity, &offsets, &data, &kinds_obj, &start, &rows_obj))
+        return NULL;
+    PyObject *result = NULL;
+    Kinds kinds = {0};
+    if (validity != Py_None && PyObject_GetBuffer(validity, &valid, PyBUF_SIMPLE) < 0) goto done;
+    if (rows_obj != Py_None && PyObject_GetBuffer(rows_obj, &rows, PyBUF_SIMPLE) < 0) goto done;
+    if (n < 0 || offset < 0 || start < 0 || n > PY_SSIZE_T_MAX / 16 - offset ||
+        offsets.len / (Py_ssize_t)sizeof(int64_t) < n + offset + 1 ||
+        (validity != Py_None && valid.len < (n + offset + 7) / 8)) {
+        PyErr_SetString(PyExc_ValueError, "buffers smaller than the array they describe");
+        goto done;
+    }
+    if (!offsets_ok((const int64_t *)offsets.buf, offset, n, data.len)) {
+        PyErr_SetString(PyExc_ValueError, "offsets outside the data buffer");
+        goto done;
+    }
+    if (!kinds_of(kinds_obj, start, &kinds)) goto done;
+    if (kinds.n_kinds > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "too many kinds");
+        goto done;
+    }
+    Py_ssize_t n_out = n;
+    const int64_t *listed = NULL;
+    if (rows_obj != Py_None) {
+        n_out = rows.len / (Py_ssize_t)sizeof(int64_t);
+        listed = rows.buf;
+        for (Py_ssize_t i = 0; i < n_out; i++)
+            if (listed[i] < 0 || listed[i] >= n) {
+                PyErr_SetString(PyExc_ValueError, "a listed row outside the array");
+                goto done;
+            }
+    }
+    result = PyBytes_FromStringAndSize(NULL, n_out * (Py_ssize_t)sizeof(int32_t));
+    if (!result) goto done;
+    int32_t *out = (int32_t *)PyBytes_AS_STRING(result);
+    const int64_t *ends = (const int64_t *)offsets.buf;
+    const uint8_t *bits = validity != Py_None ? valid.buf : NULL;
+    const char *text = data.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n_out; i++) {
+        Py_ssize_t at = (listed ? (Py_ssize_t)listed[i] : i) + offset;
+        out[i] = -1;
+        if (bits && !(bits[at >> 3] >> (at & 7) & 1)) continue;
+        out[i] = (int32_t)first_kind(&kinds, text + ends[at], (size_t)(ends[at + 1] - ends[at]), start);
+    }
+    Py_END_ALLOW_THREADS
+done:
+    kinds_free(&kinds);
+    PyBuffer_Release(&offsets);
+    PyBuffer_Release(&data);
+    if (validity != Py_None && valid.obj) PyBuffer_Release(&valid);
+    if (rows_obj != Py_None && rows.obj) PyBuffer_Release(&rows);
+    return result;
+}
+
 static PyMethodDef METHODS[] = {
     {"tokenize", tokenize, METH_VARARGS, TOKENIZE_DOC},
+    {"classify", classify, METH_VARARGS, CLASSIFY_DOC},
     {NULL, NULL, 0, NULL},
 };
 

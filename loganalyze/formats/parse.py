@@ -57,13 +57,6 @@ def _needle_expr(kind: LineKind) -> pl.Expr:
     return hit
 
 
-def _any_of(needles: tuple[str, ...] | list[str]) -> pl.Expr:
-    """`msg` contains one of the literals (one regex over all: much faster than one pass each)."""
-    if len(needles) == 1:
-        return pl.col("msg").str.contains(needles[0], literal=True)
-    return pl.col("msg").str.contains("|".join(regex.escape(n) for n in needles))
-
-
 def _needles(kind: LineKind) -> tuple[str, ...]:
     return (kind.needle,) if isinstance(kind.needle, str) else tuple(kind.needle)
 
@@ -73,61 +66,40 @@ def classify_rows(fmt: LogFormat, frame: pl.DataFrame) -> pl.Series:
 
     Fallback kinds are left out here: they only take what is left once continuation
     lines have found their owners (see `claim_leftovers`); so is quoted source code, which
-    belongs to the traceback around it. Kinds are tried in order on the lines no earlier kind took, so a line leaves the
-    chain at its own kind: most lines of a busy log meet two or three needles, not all.
-    A kind's regex (and level filter) runs only on the lines its needle found. For an
-    embeddable format, whose needles most lines of a file lack, lines with none of its
-    needles are dropped first, with one regex.
+    belongs to the traceback around it. The needles are looked for by the compiled
+    tokenizer, one pass over the lines (loganalyze/formats/keys.py `KindIds`): each line gets the
+    first kind in order one of whose needles it holds. A kind's regex (and level filter)
+    then runs only on the lines its needle found; a line it turns away goes on to the
+    kinds after it.
     """
     kinds = [k for k in fmt.kinds if not k.fallback]
-    kind = pl.repeat(None, frame.height, dtype=pl.String, eager=True).alias("kind")
-    todo = frame.select("msg", *(["level"] if "level" in frame.columns else [])).with_row_index("__i")
-    needles = [n for k in kinds for n in _needles(k)]
-    if fmt.embeddable and needles and all(needles):
-        todo = todo.filter(_any_of(needles))
+    ids_of = keys.KindIds([_needles(k) for k in kinds], frame["msg"])
+    ids = ids_of.first()
     # Quoted source inside a traceback (`    raise ValueError("No available memory ...")`)
     # is a frame of it, never an event of its own.
-    code = todo["msg"].str.contains(CODE_LINE)
+    found = (ids >= 0).arg_true()
+    code = frame["msg"].gather(found).str.contains(CODE_LINE)
     if code.any():
-        todo = todo.filter(~code)
+        ids = ids.scatter(found.filter(code), -1)
+    present = set(ids.unique().to_list())
     for at, k in enumerate(kinds):
-        if todo.height == 0:
-            break
-        if todo.height * 4 < frame.height and len(kinds) - at > 2:
-            return _classify_tail(kinds[at:], todo, kind)
-        hit = todo.select(_any_of(_needles(k))).to_series()
-        hit = _passing(k, todo, hit)
-        if hit.any():
-            kind = kind.scatter(todo["__i"].filter(hit), k.name)
-            todo = todo.filter(~hit)
-    return kind
-
-
-def _passing(k: LineKind, todo: pl.DataFrame, hit: pl.Series) -> pl.Series:
-    """`hit` (lines with the kind's needle) narrowed to the lines its regex and levels accept."""
-    if not (k.match or k.levels) or not hit.any():
-        return hit
-    test = pl.lit(True)
-    if k.match:
-        test = test & pl.col("msg").str.contains(k.match)
-    if k.levels:
-        test = test & pl.col("level").is_in(k.levels)
-    at_hit = hit.arg_true()
-    passed = todo[at_hit].select(test).to_series()
-    return hit if passed.all() else hit.scatter(at_hit.filter(~passed), False)
-
-
-def _classify_tail(kinds: list[LineKind], todo: pl.DataFrame, kind: pl.Series) -> pl.Series:
-    """The last kinds on the few lines left: every needle test in one pass over them (no
-    frame rebuilt per kind), then the first kind in order that each line passes."""
-    hits = todo.select(_any_of(_needles(k)).alias(f"h{i}") for i, k in enumerate(kinds))
-    free = pl.repeat(True, todo.height, eager=True)
-    for i, k in enumerate(kinds):
-        hit = _passing(k, todo, hits[f"h{i}"] & free)
-        if hit.any():
-            kind = kind.scatter(todo["__i"].filter(hit), k.name)
-            free = free & ~hit
-    return kind
+        if at not in present or not (k.match or k.levels):
+            continue
+        rows = (ids == at).arg_true()
+        test = pl.lit(True)
+        if k.match:
+            test = test & pl.col("msg").str.contains(k.match)
+        if k.levels:
+            test = test & pl.col("level").is_in(k.levels)
+        # A test that gives null (a line with no level, under a level filter) turns no line away.
+        tested = frame.select("msg", *(["level"] if k.levels else []))[rows]
+        away = rows.filter(~tested.select(test.fill_null(True)).to_series())
+        if away.len():
+            again = ids_of.first(at + 1, away)
+            ids = ids.scatter(away, again)
+            present |= set(again.unique().to_list())
+    names = pl.Series("kind", [k.name for k in kinds], dtype=pl.String)
+    return names.gather(pl.select(pl.when(ids >= 0).then(ids)).to_series()).alias("kind")
 
 
 def _parse_ts(f: TsFormat, ctx: Context) -> pl.Expr:
