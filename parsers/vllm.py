@@ -196,10 +196,8 @@ def _config_pairs(dump: str, prefix: str = "") -> list[list[str]]:
 
 
 def _pair_rows(rows: pl.DataFrame, pairs: pl.Expr, origin: str) -> pl.DataFrame:
-    """`explode_pairs`, keeping the line's process, level and raw text (evidence for findings)."""
-    out = explode_pairs(rows, pairs, origin)
-    extra = [c for c in ("process", "level", "raw") if c in rows.columns]
-    return out.join(rows.select("line_no", *extra), on="line_no", how="left")
+    """`explode_pairs`, which keeps the line's process, level and raw text (evidence for findings)."""
+    return explode_pairs(rows, pairs, origin)
 
 
 def _dump_rows(rows: pl.DataFrame, dump: pl.Expr, origin: str, prefix: str = "") -> pl.DataFrame:
