@@ -786,6 +786,12 @@ KINDS = (
 STAMP = rf"^\s*(?:│ )?(?:\([^()]*pid=\d+[^()]*\) )?(?:{LEVEL}) \d\d-\d\d \d\d:\d\d:\d\d "
 HEADER = STAMP + r"\[?[\w./-]+?\.py:\d+\] "
 
+# What starts a record anywhere in a line (parsers/glued.py): the header (level, month-day
+# clock, file:line) with or without a stats message after it, or a stats message glued on
+# without its header. A process tag in front of a header goes with it (parsers/glued.py).
+STATS_START = r"(?:Engine \d+: )?Avg prompt throughput: "
+RECORD_START = rf"(?:{LEVEL}) \d\d-\d\d \d\d:\d\d:\d\d \[?[\w./-]+?\.py:\d+\] (?:{STATS_START})?|{STATS_START}"
+
 FORMAT = LogFormat(
     name="vllm",
     description="vLLM server log (vllm serve / api_server, V0 and V1 engines), releases 0.2.7 to 0.33",
@@ -793,6 +799,8 @@ FORMAT = LogFormat(
     prefix=PREFIX,
     kinds=KINDS,
     ts_formats=(TsFormat("%m-%d %H:%M:%S", complete="year"), TsFormat("%Y-%m-%d %H:%M:%S")),
+    record_start=RECORD_START,
+    record_marks=(".py:", "Avg prompt throughput: "),
     detect=(
         HEADER,
         r"Avg prompt throughput: [\d.]+ tokens/s, Avg generation throughput: ",
