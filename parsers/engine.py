@@ -574,16 +574,17 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
         return Parsed({}, {}, pl.repeat(False, frame.height, eager=True))
     if "wrapped" not in frame.columns:  # the lines a terminal wrapped each record onto, after its first
         frame = frame.with_columns(wrapped=pl.lit(0, pl.UInt32))
-    if "glued" not in frame.columns:  # the records before this one on its line (parsers/glued.py)
-        frame = frame.with_columns(glued=pl.lit(0, pl.UInt32))
+    # `glued`: the records before this one on its line, where dispatch cut one (parsers/glued.py)
+    glued = "glued" in frame.columns
+    first_on_line = (pl.col("glued") == 0) if glued else pl.lit(True)
     framed = split_prefix(fmt, frame, ctx)
     framed = framed.with_columns(classify_rows(fmt, framed))
     framed = claim_leftovers(attach_continuations(framed, fmt), fmt)
     owners = framed.filter(pl.col("owner").is_not_null())
     if owners.height:
         bodies = owners.group_by("owner", maintain_order=True).agg(cont=pl.col("msg").str.join("\n"),
-                                                                   cont_lines=(pl.col("glued") == 0).sum().cast(pl.UInt32)
-                                                                   + pl.col("wrapped").sum())
+                                                                   cont_lines=(first_on_line.sum() if glued else pl.len())
+                                                                   .cast(pl.UInt32) + pl.col("wrapped").sum())
         framed = framed.join(bodies, left_on="line_no", right_on="owner", how="left")
     else:  # no continuation lines: the join would add nothing
         framed = framed.with_columns(cont=pl.lit(None, pl.String), cont_lines=pl.lit(None, pl.UInt32))
@@ -607,7 +608,7 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
             owned = owners.filter(pl.col("owner").is_in(good["line_no"].implode()))
             claimed_rows.append(owned["line_no"])
         # A line holding several records is counted once, by its first (parsers/glued.py).
-        lines[kind.table] = lines.get(kind.table, 0) + int(good["span"].sum()) - int((good["glued"] > 0).sum())
+        lines[kind.table] = lines.get(kind.table, 0) + int(good["span"].sum()) - (int((good["glued"] > 0).sum()) if glued else 0)
         if kind.carry:
             good = kind.carry(good, ctx.state.setdefault(("carry", fmt.name, kind.name, ctx.source), {}))
         if kind.handler:
