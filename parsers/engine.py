@@ -567,7 +567,9 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
         gates = [fmt.gate] if isinstance(fmt.gate, str) else list(fmt.gate)
         gated = frame["text"].str.contains("|".join(regex.escape(g) for g in gates))
         inner = parse(replace(fmt, gate=None), frame.filter(gated), ctx) if gated.any() else None
-        claimed = frame["line_no"].is_in(inner.claimed_lines.implode()) if inner else pl.Series([False] * frame.height)
+        claimed = pl.repeat(False, frame.height, eager=True)
+        if inner:  # row by row: the rows of one line cut into records (parsers/glued.py) are claimed one by one
+            claimed = claimed.scatter(gated.arg_true(), inner.claimed)
         return Parsed(inner.tables if inner else {}, inner.lines if inner else {}, claimed)
     sift = _sift(fmt) if fmt.embeddable else None  # most files have no line of an embeddable format
     if sift is not None and not frame["text"].str.contains(sift).any():
@@ -595,7 +597,8 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
     by_kind = framed.partition_by("kind", as_dict=True, include_key=True)
     tables: dict[str, list[pl.DataFrame]] = {}
     lines: dict[str, int] = {}
-    claimed_rows: list[pl.Series] = []
+    keys = ["line_no", "glued"] if glued else ["line_no"]  # what tells a row from the others
+    claimed_rows: list[pl.DataFrame] = []
     for kind in fmt.kinds:
         rows = by_kind.get((kind.name,), framed.clear())
         if rows.height == 0:
@@ -603,10 +606,10 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
         good = extract(kind, rows).filter(pl.col("ok"))
         if good.height == 0:
             continue
-        claimed_rows.append(good["line_no"])
+        claimed_rows.append(good.select(keys))
         if owners.height:
             owned = owners.filter(pl.col("owner").is_in(good["line_no"].implode()))
-            claimed_rows.append(owned["line_no"])
+            claimed_rows.append(owned.select(keys))
         # A line holding several records is counted once, by its first (parsers/glued.py).
         lines[kind.table] = lines.get(kind.table, 0) + int(good["span"].sum()) - (int((good["glued"] > 0).sum()) if glued else 0)
         if kind.carry:
@@ -618,8 +621,13 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
         tables.setdefault(kind.table, []).append(
             good.drop("text", "msg", "body", "ok", "owner", "cont", "cont_lines", "wrap_ts", "wrapped", strict=False)
         )
-    claimed_lines = pl.concat(claimed_rows) if claimed_rows else pl.Series([], dtype=pl.Int64)
-    claimed = frame["line_no"].is_in(claimed_lines.implode())
+    taken = pl.concat(claimed_rows) if claimed_rows else frame.select(keys).clear()
+    claimed_lines = taken["line_no"]
+    if glued:
+        claimed = frame.select(keys).join(taken.unique().with_columns(__taken=pl.lit(True)), on=keys, how="left",
+                                          maintain_order="left")["__taken"].fill_null(False)
+    else:
+        claimed = frame["line_no"].is_in(claimed_lines.implode())
     merged = {t: pl.concat(parts, how="diagonal_relaxed") for t, parts in tables.items()}
     return Parsed(tables=merged, lines=lines, claimed=claimed, claimed_lines=claimed_lines)
 

@@ -156,3 +156,15 @@ def test_lines_without_a_mark_twice_are_not_searched():
     line = "INFO 01-25 11:26:53 [loggers.py:1] Avg prompt throughput: 0.0 tokens/s, Running: 1 reqs"
     frame = pl.DataFrame({"line_no": [1], "raw": [line], "text": [line]})
     assert glued.split(frame, (r"Running", (".py:",)))["glued"].to_list() == [0]
+
+
+def test_records_of_one_line_are_claimed_one_by_one(tmp_path):
+    """An NCCL record after a vLLM one on the same line: NCCL claims its own row only, and
+    the line is still counted once (a fuzz case: the whole line was taken as claimed)."""
+    log = tmp_path / "two.log"
+    log.write_text("INFO 01-05 10:00:01 [api_server.py:1] Some message. INFO 01-05 10:00:02 [worker.py:2] "
+                   "host1:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n")
+    src = la.ingest([log], run="t", store=tmp_path / "s", as_format="vllm").sources[0]
+    assert sum(src.lines_by_table.values()) == src.lines == 1
+    assert src.tables["unparsed"] == 1 and src.lines_by_table["unparsed"] == 1
+    assert sum(n for t, n in src.tables.items() if t.startswith("nccl")) == 1
