@@ -587,7 +587,11 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
         bodies = owners.group_by("owner", maintain_order=True).agg(cont=pl.col("msg").str.join("\n"),
                                                                    cont_lines=(first_on_line.sum() if glued else pl.len())
                                                                    .cast(pl.UInt32) + pl.col("wrapped").sum())
-        framed = framed.join(bodies, left_on="line_no", right_on="owner", how="left")
+        if glued:  # the lines below a line cut into records continue its last record only
+            framed = framed.with_columns(__head=pl.when(pl.col("line_no").is_last_distinct()).then("line_no"))
+            framed = framed.join(bodies, left_on="__head", right_on="owner", how="left").drop("__head")
+        else:
+            framed = framed.join(bodies, left_on="line_no", right_on="owner", how="left")
     else:  # no continuation lines: the join would add nothing
         framed = framed.with_columns(cont=pl.lit(None, pl.String), cont_lines=pl.lit(None, pl.UInt32))
     framed = framed.with_columns(
@@ -608,7 +612,8 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
             continue
         claimed_rows.append(good.select(keys))
         if owners.height:
-            owned = owners.filter(pl.col("owner").is_in(good["line_no"].implode()))
+            heads = good.filter(pl.col("cont").is_not_null())["line_no"] if glued else good["line_no"]
+            owned = owners.filter(pl.col("owner").is_in(heads.implode()))
             claimed_rows.append(owned.select(keys))
         # A line holding several records is counted once, by its first (parsers/glued.py).
         lines[kind.table] = lines.get(kind.table, 0) + int(good["span"].sum()) - (int((good["glued"] > 0).sum()) if glued else 0)

@@ -35,17 +35,13 @@ def parse_batch(frame: pl.DataFrame, primary: LogFormat, ctx: Context) -> tuple[
         tables["unparsed"] = [frame.filter(long).select("line_no", ts="wrap_ts", text="raw")]
         lines["unparsed"] = int(long.sum())
         frame = frame.filter(~long)
-    frame = glued.split(frame, glued.record_starts([primary, *parsers.embeddable()]))
     state = copy.deepcopy(ctx.state)
-    typed, counts, left = _parse_formats(frame, primary, ctx)
-    rests = wraps.remainders(frame, primary, frame["line_no"].is_in(left["line_no"].implode()))
-    if rests.height:
-        ctx.state.clear()
-        ctx.state.update(state)
-        typed, counts, left = _parse_formats(wraps.rejoin(frame, rests), primary, ctx)
-        heads = (rests.filter(pl.col("head").is_in(left["line_no"].implode()))
-                 .select("line_no", glued=pl.lit(0, pl.UInt32)))
-        left = frame.join(pl.concat([left.select("line_no", "glued"), heads]), on=["line_no", "glued"], how="semi")
+    cut = glued.split(frame, glued.record_starts([primary, *parsers.embeddable()]))
+    typed, counts, left = _parse_whole(cut, primary, ctx, state)
+    if cut.height > frame.height and sum(counts.values()) + int((left["glued"] == 0).sum()) != frame.height:
+        # A line's records counted other than once (a record continued over the lines below
+        # it, say): the batch is parsed again with every line whole, as before the cut.
+        typed, counts, left = _parse_whole(frame.with_columns(glued=pl.lit(0, pl.UInt32)), primary, ctx, state)
     for t, parts in typed.items():
         tables.setdefault(t, []).extend(parts)
     for t, n in counts.items():
@@ -54,6 +50,23 @@ def parse_batch(frame: pl.DataFrame, primary: LogFormat, ctx: Context) -> tuple[
         tables.setdefault("unparsed", []).append(left.select("line_no", "glued", ts="wrap_ts", text="raw"))
         lines["unparsed"] = lines.get("unparsed", 0) + int((left["glued"] == 0).sum())
     return tables, lines
+
+
+def _parse_whole(frame: pl.DataFrame, primary: LogFormat, ctx: Context,
+                 state: dict) -> tuple[dict[str, list], dict[str, int], pl.DataFrame]:
+    """`_parse_formats` from `state`, and again with each record a terminal wrapped whole."""
+    ctx.state.clear()
+    ctx.state.update(copy.deepcopy(state))
+    typed, counts, left = _parse_formats(frame, primary, ctx)
+    rests = wraps.remainders(frame, primary, frame["line_no"].is_in(left["line_no"].implode()))
+    if rests.height:
+        ctx.state.clear()
+        ctx.state.update(copy.deepcopy(state))
+        typed, counts, left = _parse_formats(wraps.rejoin(frame, rests), primary, ctx)
+        heads = (rests.filter(pl.col("head").is_in(left["line_no"].implode()))
+                 .select("line_no", glued=pl.lit(0, pl.UInt32)))
+        left = frame.join(pl.concat([left.select("line_no", "glued"), heads]), on=["line_no", "glued"], how="semi")
+    return typed, counts, left
 
 
 def _parse_formats(frame: pl.DataFrame, primary: LogFormat,
