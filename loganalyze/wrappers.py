@@ -26,12 +26,20 @@ RECORD = r"(?:\[|\(|\d{4}-\d\d-\d\d|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\b)"
 NAMED_COMPOSE = rf"^[A-Za-z0-9_.-]+\s+\| (?P<body>{RECORD}.*)$"
 SYSLOG = rf"^(?P<sys_mon>{MONTHS}) (?P<sys_day>[ \d]\d) (?P<sys_time>\d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: (?P<body>.*)$"
 MPIRUN = r"^\[\d+,\d+\]<(?:stdout|stderr)>:(?P<body>.*)$"
+# `mpirun --tag-output` tags each piece of output a rank writes, not each line: where a
+# program prints a row in pieces (nccl-tests: the size columns, then the out-of-place and
+# the in-place columns), the tags land inside the row (`sum  -1[0]    1626.5  0.64 ...`).
+# On a line that starts with a tag, a later `[1,0]<stdout>:` is always one; a bare `[0]`
+# only where it is glued to the end of a token and a number follows, since NCCL's own
+# `0[0] -> 1[1]` and `[0] NCCL INFO` name ranks and devices.
+TAGGED = r"^\[\d+(?:,\d+)?\]"
+INNER_TAG = r"\[\d+,\d+\]<(?:stdout|stderr)>:|(?P<before>\S)\[\d+\](?P<after>\s+[-+]?\d)"
 PROCESS = r"^\((?P<process>[^()]*?pid=\d+[^()]*)\) (?P<body>.*)$"
 # How each wrapper starts (the tests below, and PROCESS's bracket): a line that starts
 # with none of them has no wrapper, so a batch with no such line skips every pattern.
 ANY_START = (
     rf"^(?:\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d|[A-Za-z0-9_.-]+(?:[-_]\d+)?\s+\| |(?:{MONTHS}) [ \d]\d \d\d:\d\d:\d\d "
-    r"|\[\d+,\d+\]<std|\()"
+    r"|\[\d+(?:,\d+)?\]|\()"
 )
 
 
@@ -46,6 +54,15 @@ def _peel(frame: pl.DataFrame, pattern: str, extra: list[str]) -> pl.DataFrame:
     cols = [fields.field("msg").alias("_body")] + [fields.field(g).alias(g) for g in extra]
     out = frame.with_columns(groups).with_columns(cols).drop("_groups")
     return out.with_columns(text=pl.coalesce("_body", "text")).drop("_body")
+
+
+def _untag(frame: pl.DataFrame, tagged: pl.Series) -> pl.DataFrame:
+    """The `tagged` lines without the MPI tags inside them (see INNER_TAG); `raw` keeps them."""
+    at = (tagged & frame["text"].str.contains(INNER_TAG)).arg_true()
+    if not at.len():
+        return frame
+    clean = frame["text"].gather(at).str.replace_all(INNER_TAG, "${before}${after}")
+    return frame.with_columns(frame["text"].clone().scatter(at, clean))
 
 
 def unwrap(frame: pl.DataFrame, year: int) -> pl.DataFrame:
@@ -72,8 +89,11 @@ def unwrap(frame: pl.DataFrame, year: int) -> pl.DataFrame:
     else:
         out = out.with_columns(sys_mon=pl.lit(None, pl.String), sys_day=pl.lit(None, pl.String),
                                sys_time=pl.lit(None, pl.String))
+    tagged = out["text"].str.contains(TAGGED)
     if out["text"].str.contains(r"^\[\d+,\d+\]<std").any():
         out = _peel(out, MPIRUN, [])
+    if tagged.any():
+        out = _untag(out, tagged)
     out = _peel(out, PROCESS, ["process"])
     k8s = (pl.col("k8s_date") + " " + pl.col("k8s_time")).str.to_datetime("%Y-%m-%d %H:%M:%S%.f", strict=False)
     sys = (

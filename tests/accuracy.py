@@ -106,10 +106,12 @@ def evaluate(name: str, label: dict, store: Path) -> Outcome:
     except Exception as e:  # a bug: counted, so that one file cannot hide the others' outcomes
         return Outcome(name, "error", why=f"{type(e).__name__}: {e}"[:200], healthy=not label.get("expect"))
     outcome, why = judge(label, found)
+    # What a table typed: its lines, and each record that shared a line with the one
+    # before it (loganalyze/formats/glued.py).
     tables: dict[str, int] = {}
     for source in result.sources:
         for t, n in source.lines_by_table.items():
-            tables[t] = tables.get(t, 0) + n
+            tables[t] = tables.get(t, 0) + n + source.glued.get(t, 0)
     short = {t: (n, tables.get(t, 0)) for t, n in label.get("tables", {}).items() if tables.get(t, 0) < n}
     if short and outcome == "right":
         outcome, why = "partly", "typed too few: " + ", ".join(f"{t} {got} of {n}" for t, (n, got) in short.items())

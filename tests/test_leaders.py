@@ -25,6 +25,7 @@ AROUND_LINE = {
     "mpi-tag": "[1,0]<stdout>:{}",
     "mpi-rank": "[0] {}",
     "ray": "(RayWorkerWrapper pid=1234) {}",
+    "ray-lost-paren": "_AsyncLLMEngine pid=1974) {}",  # its `(` lost in a paste (vllm/44)
     "quoted": "> {}",
     "emphasis": "**{}**",
     "kubectl+compose+quoted": "2026-01-05T10:00:01Z server-1  | > {}",

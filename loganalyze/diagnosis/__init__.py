@@ -24,6 +24,7 @@ from loganalyze.diagnosis import (
     nccl_tests_mpi,
     nccl_transport,
     oom,
+    prefill_bound,
     slow_decode,
     slow_startup,
     spec_break_even,
@@ -61,6 +62,7 @@ CHECKS = (
     bench_validity.check,
     client_bottleneck.check,
     slow_startup.check,
+    prefill_bound.check,
     client_limited.check,
     drain.check,
 )

@@ -48,6 +48,7 @@ TOKENS = (
     r"[A-Za-z_]\w*(?:\.\w+)+(?: - | *\| ?)",  # a dotted logger name: vllm.engine.metrics -
     r"[A-Za-z_][\w-]* - ",  # an undotted logger name between ` - ` separators
     r"\(\w*\s*pid=\d+[^()]*\) ?",  # a Ray or vLLM process tag
+    r"[A-Za-z_]\w* pid=\d+[^()]*\) ",  # the same, its `(` lost in a paste (vllm/44)
     r"\d{1,7} \[[\w./-]+\.py:\d+\] ?",  # a process id before file:line: `INFO 2193 [scheduler.py:120] `
     BAR,  # a tqdm bar glued before a block
     # A date whose first characters a paste cut off (`025-06-23 18:55:20 TP0] `): its
@@ -62,7 +63,7 @@ LEADER = f"^(?:{COMMENT})?" + LEADER_NO_COMMENT[1:-1] + "*"
 # Tight on purpose: it runs on every line, and a line it passes pays for the full leader
 # regex (uvicorn's `INFO:     127.0.0.1...`, most lines of a busy vLLM log, must not).
 START = (rf"^(?:>|# |\*\*|\[|\d\d[-:]\d|\d{{4}}-|\d{{1,3}}-\d\d-|-\d\d-\d\d |1\d{{9}}\.|\d{{1,7}} \[|\d{{1,3}}%\||(?:{MONTHS}) "
-         rf"|(?:{LEVELS})(?:[ \]|]|:[A-Za-z_])|[A-Za-z_]\w*(?:\.\w+)+ *[-|]|[A-Za-z_][\w-]* - |\(\w*\s*pid=)")
+         rf"|(?:{LEVELS})(?:[ \]|]|:[A-Za-z_])|[A-Za-z_]\w*(?:\.\w+)+ *[-|]|[A-Za-z_][\w-]* - |\(\w*\s*pid=|[A-Za-z_]\w* pid=\d)")
 SUFFIX = r"(?:\s+\([\w./-]+\.py:\d+\)|\*\*)$"
 # An indented `function (file.py:N)` and nothing else is a py-spy stack frame, whose
 # location is the frame's, not a logging suffix.

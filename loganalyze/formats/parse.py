@@ -539,21 +539,31 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
         gates = [fmt.gate] if isinstance(fmt.gate, str) else list(fmt.gate)
         gated = frame["text"].str.contains("|".join(regex.escape(g) for g in gates))
         inner = parse(replace(fmt, gate=None), frame.filter(gated), ctx) if gated.any() else None
-        claimed = frame["line_no"].is_in(inner.claimed_lines.implode()) if inner else pl.Series([False] * frame.height)
+        claimed = pl.repeat(False, frame.height, eager=True)
+        if inner:  # row by row: the rows of one line cut into records (loganalyze/formats/glued.py) are claimed one by one
+            claimed = claimed.scatter(gated.arg_true(), inner.claimed)
         return Parsed(inner.tables if inner else {}, inner.lines if inner else {}, claimed)
     sift = _sift(fmt) if fmt.embeddable else None  # most files have no line of an embeddable format
     if sift is not None and not frame["text"].str.contains(sift).any():
         return Parsed({}, {}, pl.repeat(False, frame.height, eager=True))
     if "wrapped" not in frame.columns:  # the lines a terminal wrapped each record onto, after its first
         frame = frame.with_columns(wrapped=pl.lit(0, pl.UInt32))
+    # `glued`: the records before this one on its line, where dispatch cut one (loganalyze/formats/glued.py)
+    glued = "glued" in frame.columns
+    first_on_line = (pl.col("glued") == 0) if glued else pl.lit(True)
     framed = split_prefix(fmt, frame, ctx)
     framed = framed.with_columns(classify_rows(fmt, framed))
     framed = claim_leftovers(attach_continuations(framed, fmt), fmt)
     owners = framed.filter(pl.col("owner").is_not_null())
     if owners.height:
         bodies = owners.group_by("owner", maintain_order=True).agg(cont=pl.col("msg").str.join("\n"),
-                                                                   cont_lines=pl.len() + pl.col("wrapped").sum())
-        framed = framed.join(bodies, left_on="line_no", right_on="owner", how="left")
+                                                                   cont_lines=(first_on_line.sum() if glued else pl.len())
+                                                                   .cast(pl.UInt32) + pl.col("wrapped").sum())
+        if glued:  # the lines below a line cut into records continue its last record only
+            framed = framed.with_columns(__head=pl.when(pl.col("line_no").is_last_distinct()).then("line_no"))
+            framed = framed.join(bodies, left_on="__head", right_on="owner", how="left").drop("__head")
+        else:
+            framed = framed.join(bodies, left_on="line_no", right_on="owner", how="left")
     else:  # no continuation lines: the join would add nothing
         framed = framed.with_columns(cont=pl.lit(None, pl.String), cont_lines=pl.lit(None, pl.UInt32))
     framed = framed.with_columns(
@@ -563,7 +573,8 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
     by_kind = framed.partition_by("kind", as_dict=True, include_key=True)
     tables: dict[str, list[pl.DataFrame]] = {}
     lines: dict[str, int] = {}
-    claimed_rows: list[pl.Series] = []
+    keys = ["line_no", "glued"] if glued else ["line_no"]  # what tells a row from the others
+    claimed_rows: list[pl.DataFrame] = []
     for kind in fmt.kinds:
         rows = by_kind.get((kind.name,), framed.clear())
         if rows.height == 0:
@@ -580,19 +591,27 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
                 gone = pl.col("unread").fill_null(False)
                 read = read.filter(~pl.col("line_no").is_in(good.filter(gone)["line_no"].implode()))
                 good = good.filter(~gone).drop("unread")
-        claimed_rows.append(read["line_no"])
+        claimed_rows.append(read.select(keys))
         if owners.height:
-            owned = owners.filter(pl.col("owner").is_in(read["line_no"].implode()))
-            claimed_rows.append(owned["line_no"])
+            heads = read.filter(pl.col("cont").is_not_null())["line_no"] if glued else read["line_no"]
+            owned = owners.filter(pl.col("owner").is_in(heads.implode()))
+            claimed_rows.append(owned.select(keys))
+        # A line holding several records is counted once, by its first (loganalyze/formats/glued.py).
         if read.height:
-            lines[kind.table] = lines.get(kind.table, 0) + int(read["span"].sum())
+            glued_rows = int((read["glued"] > 0).sum()) if glued else 0
+            lines[kind.table] = lines.get(kind.table, 0) + int(read["span"].sum()) - glued_rows
         if kind.message:
             good = good.with_columns(message=pl.col("body"))
         tables.setdefault(kind.table, []).append(
             good.drop("text", "msg", "body", "ok", "owner", "cont", "cont_lines", "wrap_ts", "wrapped", strict=False)
         )
-    claimed_lines = pl.concat(claimed_rows) if claimed_rows else pl.Series([], dtype=pl.Int64)
-    claimed = frame["line_no"].is_in(claimed_lines.implode())
+    taken = pl.concat(claimed_rows) if claimed_rows else frame.select(keys).clear()
+    claimed_lines = taken["line_no"]
+    if glued:
+        claimed = frame.select(keys).join(taken.unique().with_columns(__taken=pl.lit(True)), on=keys, how="left",
+                                          maintain_order="left")["__taken"].fill_null(False)
+    else:
+        claimed = frame["line_no"].is_in(claimed_lines.implode())
     merged = {t: pl.concat(parts, how="diagonal_relaxed") for t, parts in tables.items()}
     return Parsed(tables=merged, lines=lines, claimed=claimed, claimed_lines=claimed_lines)
 

@@ -329,6 +329,12 @@ KINDS = (
 # (0.4.4-0.4.5, 0.3.4-0.4.6) are left out (docs/formats-sources.md, "The speculative reset").
 SPEC_RESET_DEFAULT = {"0.4.3.post3-0.4.4.post1": 32, "0.4.7-0.5.3": 48, "0.5.4": 48, "0.5.5-0.5.8": 48, "0.5.9+": 48}
 
+# What starts a record anywhere in a line (loganalyze/formats/glued.py): the dated header with its rank
+# tags, with or without a stats message after it, or a stats message glued on without one.
+RANKS = r"(?: (?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+)*"
+STATS_START = r"(?:Decode|Prefill) batch(?: \[\d+\])?[.,] #"
+RECORD_START = rf"\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?{RANKS}\] (?:{STATS_START})?|{STATS_START}"
+
 FORMAT = LogFormat(
     name="sglang",
     description="SGLang server log (launch_server), releases 0.1 to 0.5.23",
@@ -336,6 +342,8 @@ FORMAT = LogFormat(
     prefix=PREFIX,
     kinds=KINDS,
     ts_formats=(TsFormat("%Y-%m-%d %H:%M:%S%.f"), TsFormat("%H:%M:%S%.f", complete="date")),
+    record_start=RECORD_START,
+    record_marks=("] ", " batch"),
     detect=(
         r"(?:Decode|Prefill|Prefil) batch(?: \[\d+\])?[.,] #",
         r"new fill batch\. #seq",

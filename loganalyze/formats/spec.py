@@ -116,6 +116,13 @@ class LogFormat:
     # The format marks its own lines with `#` (nccl-tests, Prometheus): `# ` in front of its
     # lines is never peeled as a comment leader (loganalyze/formats/leader.py).
     hash_lines: bool = False
+    # What starts one of the format's records wherever it stands in a line (its header; the
+    # start of a stats message glued on without one): a line holding two or more is several
+    # records whose newlines were lost, parsed one by one (loganalyze/formats/glued.py).
+    record_start: str | None = None
+    # Literals each record start holds one of: a line holds two records only where one of
+    # them occurs twice, so the other lines skip the record_start regex.
+    record_marks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

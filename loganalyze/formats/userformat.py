@@ -50,7 +50,7 @@ ENV = "LOGANALYZE_FORMATS"
 PREFIX_COLUMNS = {"ts", "msg"} | set(COMMON)
 
 FORMAT_FIELDS = ("name", "description", "releases", "prefix", "detect", "timestamps", "versions", "embeddable",
-                 "gate", "hash_lines", "tables", "keysets", "kinds")
+                 "gate", "hash_lines", "record_start", "record_marks", "tables", "keysets", "kinds")
 KIND_FIELDS = ("name", "table", "needle", "match", "pattern", "types", "keys", "key_sep", "extra", "rewrites", "pack",
                "message", "const", "continuation", "orphan", "levels", "fallback", "handler", "samples")
 _REQUIRED = object()
@@ -333,6 +333,8 @@ def _format(r: _Reader, data: object) -> UserFormat:
         ts_formats=_timestamps(r, d), versions=_versions(r, d), embeddable=r.flag(d, "embeddable", ""),
         gate=r.one_or_many(d, "gate", "", None), releases=r.text(d, "releases", "", ""),
         hash_lines=r.flag(d, "hash_lines", ""),
+        record_start=r.pattern(start, "record_start") if (start := r.text(d, "record_start", "", None)) else None,
+        record_marks=r.texts(d, "record_marks", ""),
     )
     return UserFormat(fmt, tables, r.path)
 
@@ -671,6 +673,8 @@ def dump(fmt: LogFormat, handlers: Mapping[str, Mapping[str, object]] | None = N
     head += ["embeddable = true"] if fmt.embeddable else []
     head += [f"gate = {_toml(fmt.gate)}"] if fmt.gate is not None else []
     head += ["hash_lines = true"] if fmt.hash_lines else []
+    head += [f"record_start = {_toml(fmt.record_start)}"] if fmt.record_start else []
+    head += [f"record_marks = {_toml(list(fmt.record_marks))}"] if fmt.record_marks else []
     blocks = ["\n".join(head)]
     for name, columns in (tables or {}).items():
         blocks.append("\n".join([f"[tables.{name}]", *(f"{_toml_key(c)} = {_toml(type_name(t))}"

@@ -196,10 +196,8 @@ def _config_pairs(dump: str, prefix: str = "") -> list[list[str]]:
 
 
 def _pair_rows(rows: pl.DataFrame, pairs: pl.Expr, origin: str) -> pl.DataFrame:
-    """`explode_pairs`, keeping the line's process, level and raw text (evidence for findings)."""
-    out = explode_pairs(rows, pairs, origin)
-    extra = [c for c in ("process", "level", "raw") if c in rows.columns]
-    return out.join(rows.select("line_no", *extra), on="line_no", how="left")
+    """`explode_pairs`, which keeps the line's process, level and raw text (evidence for findings)."""
+    return explode_pairs(rows, pairs, origin)
 
 
 def _dump_rows(rows: pl.DataFrame, dump: pl.Expr, origin: str, prefix: str = "") -> pl.DataFrame:
@@ -811,6 +809,12 @@ KINDS = (
 STAMP = rf"^\s*(?:│ )?(?:\([^()]*pid=\d+[^()]*\) )?(?:{LEVEL}) \d\d-\d\d \d\d:\d\d:\d\d "
 HEADER = STAMP + r"\[?[\w./-]+?\.py:\d+\] "
 
+# What starts a record anywhere in a line (loganalyze/formats/glued.py): the header (level, month-day
+# clock, file:line) with or without a stats message after it, or a stats message glued on
+# without its header. A process tag in front of a header goes with it (loganalyze/formats/glued.py).
+STATS_START = r"(?:Engine \d+: )?Avg prompt throughput: "
+RECORD_START = rf"(?:{LEVEL}) \d\d-\d\d \d\d:\d\d:\d\d \[?[\w./-]+?\.py:\d+\] (?:{STATS_START})?|{STATS_START}"
+
 FORMAT = LogFormat(
     name="vllm",
     description="vLLM server log (vllm serve / api_server, V0 and V1 engines), releases 0.2.7 to 0.33",
@@ -818,6 +822,8 @@ FORMAT = LogFormat(
     prefix=PREFIX,
     kinds=KINDS,
     ts_formats=(TsFormat("%m-%d %H:%M:%S", complete="year"), TsFormat("%Y-%m-%d %H:%M:%S")),
+    record_start=RECORD_START,
+    record_marks=(".py:", "Avg prompt throughput: "),
     detect=(
         HEADER,
         r"Avg prompt throughput: [\d.]+ tokens/s, Avg generation throughput: ",

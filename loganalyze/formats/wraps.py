@@ -66,7 +66,10 @@ def rejoin(frame: pl.DataFrame, rests: pl.DataFrame) -> pl.DataFrame:
     lines left out, and `wrapped`: how many lines each row stands for beyond its first."""
     tails = (frame.join(rests, on="line_no").group_by("head", maintain_order=True)
              .agg(tail=pl.col("text").str.join(""), raw_tail=pl.col("raw").str.join(""), wrapped=pl.len()))
-    joined = frame.join(tails, left_on="line_no", right_on="head", how="left")
+    # A line cut into several records (loganalyze/formats/glued.py) is continued by its last.
+    last = pl.col("line_no").is_last_distinct()
+    joined = frame.with_columns(__head=pl.when(last).then(pl.col("line_no"))).join(
+        tails, left_on="__head", right_on="head", how="left").drop("__head")
     return (joined.filter(~pl.col("line_no").is_in(rests["line_no"].implode()))
             .with_columns(text=pl.col("text") + pl.col("tail").fill_null(""),
                           raw=pl.col("raw") + pl.col("raw_tail").fill_null(""),

@@ -16,7 +16,7 @@ from loganalyze import formats
 from loganalyze.ingestion.results import SourceResult
 from loganalyze.reader import LONG_LINE_BYTES, LONG_LINE_MARK
 from loganalyze.store import Staging
-from loganalyze.formats import wraps
+from loganalyze.formats import glued, wraps
 from loganalyze.formats.parse import Context, parse
 from loganalyze.formats.spec import FileFormat, LogFormat
 
@@ -24,9 +24,10 @@ from loganalyze.formats.spec import FileFormat, LogFormat
 def parse_batch(frame: pl.DataFrame, primary: LogFormat, ctx: Context) -> tuple[dict[str, list], dict[str, int]]:
     """All formats' tables for one batch, plus lines per table (unparsed included).
 
-    Where a terminal wrapped records onto several lines (loganalyze/formats/wraps.py), the batch is
-    parsed again from the same state with each record whole; a record then counts all
-    its lines, and one that is still unparsed is kept as the lines it was.
+    A line that holds several records (loganalyze/formats/glued.py) is parsed as one row per record,
+    counted once. Where a terminal wrapped records onto several lines (loganalyze/formats/wraps.py),
+    the batch is parsed again from the same state with each record whole; a record then
+    counts all its lines, and one that is still unparsed is kept as the lines it was.
     """
     tables: dict[str, list[pl.DataFrame]] = {}
     lines: dict[str, int] = {}
@@ -35,23 +36,37 @@ def parse_batch(frame: pl.DataFrame, primary: LogFormat, ctx: Context) -> tuple[
         lines["unparsed"] = int(long.sum())
         frame = frame.filter(~long)
     state = copy.deepcopy(ctx.state)
-    typed, counts, left = _parse_formats(frame, primary, ctx)
-    rests = wraps.remainders(frame, primary, frame["line_no"].is_in(left["line_no"].implode()))
-    if rests.height:
-        ctx.state.clear()
-        ctx.state.update(state)
-        typed, counts, left = _parse_formats(wraps.rejoin(frame, rests), primary, ctx)
-        kept = pl.concat([left["line_no"], rests.filter(pl.col("head").is_in(left["line_no"].implode()))["line_no"]])
-        kept = kept.implode()
-        left = frame.filter(pl.col("line_no").is_in(kept))
+    cut = glued.split(frame, glued.record_starts([primary, *formats.active().embeddable()]))
+    typed, counts, left = _parse_whole(cut, primary, ctx, state)
+    if cut.height > frame.height and sum(counts.values()) + int((left["glued"] == 0).sum()) != frame.height:
+        # A line's records counted other than once (a record continued over the lines below
+        # it, say): the batch is parsed again with every line whole, as before the cut.
+        typed, counts, left = _parse_whole(frame.with_columns(glued=pl.lit(0, pl.UInt32)), primary, ctx, state)
     for t, parts in typed.items():
         tables.setdefault(t, []).extend(parts)
     for t, n in counts.items():
         lines[t] = lines.get(t, 0) + n
     if left.height:
-        tables.setdefault("unparsed", []).append(left.select("line_no", ts="wrap_ts", text="raw"))
-        lines["unparsed"] = lines.get("unparsed", 0) + left.height
+        tables.setdefault("unparsed", []).append(left.select("line_no", "glued", ts="wrap_ts", text="raw"))
+        lines["unparsed"] = lines.get("unparsed", 0) + int((left["glued"] == 0).sum())
     return tables, lines
+
+
+def _parse_whole(frame: pl.DataFrame, primary: LogFormat, ctx: Context,
+                 state: dict) -> tuple[dict[str, list], dict[str, int], pl.DataFrame]:
+    """`_parse_formats` from `state`, and again with each record a terminal wrapped whole."""
+    ctx.state.clear()
+    ctx.state.update(copy.deepcopy(state))
+    typed, counts, left = _parse_formats(frame, primary, ctx)
+    rests = wraps.remainders(frame, primary, frame["line_no"].is_in(left["line_no"].implode()))
+    if rests.height:
+        ctx.state.clear()
+        ctx.state.update(copy.deepcopy(state))
+        typed, counts, left = _parse_formats(wraps.rejoin(frame, rests), primary, ctx)
+        heads = (rests.filter(pl.col("head").is_in(left["line_no"].implode()))
+                 .select("line_no", glued=pl.lit(0, pl.UInt32)))
+        left = frame.join(pl.concat([left.select("line_no", "glued"), heads]), on=["line_no", "glued"], how="semi")
+    return typed, counts, left
 
 
 def _parse_formats(frame: pl.DataFrame, primary: LogFormat,
@@ -85,7 +100,12 @@ def stage_tables(staged: Staging, tables: dict[str, list[pl.DataFrame]], lines: 
                  ctx: Context, result: SourceResult) -> None:
     for t, parts in tables.items():
         df = pl.concat(parts, how="diagonal_relaxed").with_columns(source=pl.lit(ctx.source))
-        staged.write(t, df.sort("line_no"))
+        order = ["line_no"]
+        if "glued" in df.columns:  # the store keeps no such column: the count says it
+            if n_glued := int((df["glued"] > 0).sum()):
+                result.glued[t] = result.glued.get(t, 0) + n_glued
+            order.append("glued")
+        staged.write(t, df.sort(order))
     for t, n in lines.items():
         result.lines_by_table[t] = result.lines_by_table.get(t, 0) + n
 

@@ -22,6 +22,9 @@ class SourceResult:
     blank: int
     tables: dict[str, int] = field(default_factory=dict)
     lines_by_table: dict[str, int] = field(default_factory=dict)
+    # Records per table that shared a line with the record before them (loganalyze/formats/glued.py):
+    # their line is counted once, by its first record, in `lines_by_table`.
+    glued: dict[str, int] = field(default_factory=dict)
     unparsed: int = 0
     refused: str = ""  # why the file was not ingested (an unknown format); nothing of it is stored
     looked_like: str = ""  # refused although detected as this format: none of its lines was one it reads
