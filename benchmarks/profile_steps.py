@@ -33,7 +33,7 @@ def main(argv: list[str]) -> int:
     log = Path(argv[0])
     mb = float(argv[argv.index("--mb") + 1]) if "--mb" in argv else 100.0
     from loganalyze import formats
-    from loganalyze.ingestion import parse_batch
+    from loganalyze.ingestion.dispatch import parse_batch
     from loganalyze.reader import ReadStats, read_batches
     from loganalyze.wrappers import unwrap
     from loganalyze.formats.parse import Context

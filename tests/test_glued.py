@@ -17,7 +17,7 @@ from test_leaders import PLACE, SEPARATOR
 
 import loganalyze as la
 from loganalyze import formats
-from loganalyze.ingestion import parse_batch
+from loganalyze.ingestion.dispatch import parse_batch
 from loganalyze.wrappers import unwrap
 from loganalyze.formats import glued, sglang, vllm
 from loganalyze.formats.parse import Context, prefix_groups
