@@ -30,6 +30,9 @@ STEPS = ("read_batches", "unwrap", "parse_batch", "split_prefix", "prefix_groups
 
 
 def main(argv: list[str]) -> int:
+    if not argv or not Path(argv[0]).is_file():
+        print("usage: python benchmarks/profile_steps.py LOG [--mb 100]  (a generated log: benchmarks/generate.py)")
+        return 2
     log = Path(argv[0])
     mb = float(argv[argv.index("--mb") + 1]) if "--mb" in argv else 100.0
     from loganalyze import formats
