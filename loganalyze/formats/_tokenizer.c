@@ -402,6 +402,23 @@ static int offsets_ok(const int64_t *offsets, Py_ssize_t from, Py_ssize_t n, Py_
     return 1;
 }
 
+/* An Arrow string array of n rows from `offset` (validity bitmap optional) whose buffers hold
+   what it says: checked before any row is read, since the buffers come from Python. */
+static int array_ok(Py_ssize_t n, Py_ssize_t offset, const Py_buffer *offsets, const Py_buffer *data,
+                    const Py_buffer *valid) {
+    if (n < 0 || offset < 0 || n > PY_SSIZE_T_MAX / 16 - offset ||
+        offsets->len / (Py_ssize_t)sizeof(int64_t) < n + offset + 1 ||
+        (valid && valid->len < (n + offset + 7) / 8)) {
+        PyErr_SetString(PyExc_ValueError, "buffers smaller than the array they describe");
+        return 0;
+    }
+    if (!offsets_ok((const int64_t *)offsets->buf, offset, n, data->len)) {
+        PyErr_SetString(PyExc_ValueError, "offsets outside the data buffer");
+        return 0;
+    }
+    return 1;
+}
+
 static void job_free(Job *job) {
     if (job->keys)
         for (Py_ssize_t k = 0; k < job->n_keys; k++) hits_free(&job->keys[k]);
@@ -439,16 +456,7 @@ static PyObject *tokenize(PyObject *self, PyObject *args) {
     Job job;
     memset(&job, 0, sizeof job);
     if (validity != Py_None && PyObject_GetBuffer(validity, &valid, PyBUF_SIMPLE) < 0) goto done;
-    if (n < 0 || offset < 0 || n > PY_SSIZE_T_MAX / 16 - offset ||
-        offsets.len / (Py_ssize_t)sizeof(int64_t) < n + offset + 1 ||
-        (validity != Py_None && valid.len < (n + offset + 7) / 8)) {
-        PyErr_SetString(PyExc_ValueError, "buffers smaller than the array they describe");
-        goto done;
-    }
-    if (!offsets_ok((const int64_t *)offsets.buf, offset, n, data.len)) {
-        PyErr_SetString(PyExc_ValueError, "offsets outside the data buffer");
-        goto done;
-    }
+    if (!array_ok(n, offset, &offsets, &data, validity != Py_None ? &valid : NULL)) goto done;
     job.n = n;
     job.offset = offset;
     job.in_valid = validity != Py_None ? valid.buf : NULL;
@@ -657,16 +665,11 @@ static PyObject *classify(PyObject *self, PyObject *args) {
     Kinds kinds = {0};
     if (validity != Py_None && PyObject_GetBuffer(validity, &valid, PyBUF_SIMPLE) < 0) goto done;
     if (rows_obj != Py_None && PyObject_GetBuffer(rows_obj, &rows, PyBUF_SIMPLE) < 0) goto done;
-    if (n < 0 || offset < 0 || start < 0 || n > PY_SSIZE_T_MAX / 16 - offset ||
-        offsets.len / (Py_ssize_t)sizeof(int64_t) < n + offset + 1 ||
-        (validity != Py_None && valid.len < (n + offset + 7) / 8)) {
+    if (start < 0) {
         PyErr_SetString(PyExc_ValueError, "buffers smaller than the array they describe");
         goto done;
     }
-    if (!offsets_ok((const int64_t *)offsets.buf, offset, n, data.len)) {
-        PyErr_SetString(PyExc_ValueError, "offsets outside the data buffer");
-        goto done;
-    }
+    if (!array_ok(n, offset, &offsets, &data, validity != Py_None ? &valid : NULL)) goto done;
     if (!kinds_of(kinds_obj, start, &kinds)) goto done;
     if (kinds.n_kinds > INT32_MAX) {
         PyErr_SetString(PyExc_ValueError, "too many kinds");
