@@ -197,6 +197,21 @@ def test_a_benchmark_suite_naming_a_dataset_something_perf_runs_no_nccl_test(ing
     assert run.table("bench").collect().height == 1
 
 
+def test_103_a_rank_count_worked_out_from_the_rows_says_so(ingest_one):
+    """nccl/103 prints no device lines and no `nThread .. nGpus` line: the 24 ranks come from
+    busbw/algbw of all_reduce, and the finding says so; with no GPU named, the floor is the
+    rule of thumb's, not a GPU class's reference."""
+    _, run = ingest_one(sample("nccl", "103_"))
+    assert nccl(run).summary["perf_nranks"] == 24 and nccl(run).summary["perf_nranks_inferred"] is True
+    low = findings(run)["nccl-bandwidth"][0]
+    assert "24 ranks, worked out from busbw/algbw" in low.verdict and low.title == "NCCL busbw far below the floor"
+
+
+def test_15_ranks_from_the_log_are_not_called_inferred(ingest_one):
+    _, run = ingest_one(sample("nccl", "15_"))
+    assert nccl(run).summary["perf_nranks"] and nccl(run).summary["perf_nranks_inferred"] is False
+
+
 def test_12_coll_trace_hex_opcount_and_sizes(ingest_one):
     _, run = ingest_one(sample("nccl", "12_"))
     colls = table(run, "nccl_colls")

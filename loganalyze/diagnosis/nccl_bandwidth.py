@@ -70,7 +70,8 @@ def check(ctx: Context) -> list[Finding]:
     cls, ref, src = classify(s.get("perf_devices") or [], busbw)
     test = ", ".join(s.get("perf_tests") or []) or "nccl-tests"
     devices = f", {', '.join(s['perf_devices'])}" if s.get("perf_devices") else ""
-    where = f"{busbw:g} GB/s busbw at {_gb(size)} ({test}, {n or '?'} ranks{devices})"
+    ranks = f"{n} ranks, worked out from busbw/algbw" if n and s.get("perf_nranks_inferred") else f"{n or '?'} ranks"
+    where = f"{busbw:g} GB/s busbw at {_gb(size)} ({test}, {ranks}{devices})"
     decode = (f" At decode sizes (8 KB-1 MB) the median time is {s['time_decode_us_median']:g} us per call."
               if s.get("time_decode_us_median") is not None else "")
     metrics = {k: s.get(k) for k in ("busbw_large", "busbw_large_size", "busbw_peak", "busbw_decode_median",
@@ -79,9 +80,10 @@ def check(ctx: Context) -> list[Finding]:
     found = []
     low = _low(cls, ref, busbw)
     if low is not None:
+        floor = f"{cls} reference" if ref else "floor"  # no GPU named: only the rule of thumb's floor
         found.append(Finding(
-            id="nccl-bandwidth", severity="warning", title=f"NCCL busbw far below the {cls} reference",
-            verdict=f"{where} is {low:.0%} below the {cls} reference of {ref or PCIE_LOW:g} GB/s ({src}).{decode}",
+            id="nccl-bandwidth", severity="warning", title=f"NCCL busbw far below the {floor}",
+            verdict=f"{where} is {low:.0%} below the {floor} of {ref or PCIE_LOW:g} GB/s ({src}).{decode}",
             impact=round(low * COMM_SHARE, 3),
             impact_text=f"collectives {_slower(low)} than the reference; ~{low * COMM_SHARE:.0%} of decode "
                         f"throughput if allreduce is {COMM_SHARE:.0%} of a step (assumed)",

@@ -298,12 +298,14 @@ def perf_rows(perf: pl.DataFrame) -> pl.DataFrame:
     return rows.with_columns(
         test=test,
         nranks=pl.coalesce("n_devices", "n_params", solved.round(0).cast(pl.Int64, strict=False)),
+        # no device lines and no `nThread .. nGpus` line: the count is worked out from busbw/algbw
+        nranks_inferred=pl.coalesce("n_devices", "n_params").is_null() & solved.is_not_null(),
         busbw=pl.max_horizontal("oop_busbw", "ip_busbw"),
         algbw=pl.max_horizontal("oop_algbw", "ip_algbw"),
         time_us=pl.min_horizontal("oop_time_us", "ip_time_us"),
         bucket=pl.when(pl.col("size").is_between(*DECODE_BYTES)).then(pl.lit("decode"))
         .when(pl.col("size") >= LARGE_BYTES).then(pl.lit("large")).otherwise(pl.lit("other")),
-    ).select("source", "line_no", "raw", "test", "nranks", "device_names", "size", "count", "type", "redop", "time_us",
+    ).select("source", "line_no", "raw", "test", "nranks", "nranks_inferred", "device_names", "size", "count", "type", "redop", "time_us",
              "algbw", "busbw", "oop_busbw", "ip_busbw", "oop_wrong", "ip_wrong", "bucket")
 
 
@@ -373,6 +375,7 @@ def perf_summary(perf: pl.DataFrame) -> dict:
         "perf_rows": rows.height,
         "perf_tests": sorted(rows["test"].drop_nulls().unique().to_list()),
         "perf_nranks": int(rows["nranks"].max()) if rows["nranks"].max() is not None else None,
+        "perf_nranks_inferred": bool(rows.filter(pl.col("nranks") == rows["nranks"].max())["nranks_inferred"].all()),
         "perf_devices": sorted({n for lst in names.to_list() for n in lst}) if names.len() else [],
         "busbw_large": round_or_none(large["busbw"].max(), 2) if large.height else None,
         "busbw_large_size": int(top.sort("busbw")["size"][-1]),
