@@ -6,9 +6,9 @@
 
 The shapes (generated under --dir unless there already):
 
-* `line-200m`: a file of one 200 MB line, an SGLang `Decode batch` line with 200 MB after
-  its fields (the issue's hostile input: a regex built from the line, then the line
-  held several times over);
+* `line-200m`: an SGLang `Decode batch` line with 200 MB after its fields, between two
+  ordinary lines (the issue's hostile input: a regex built from the line, then the line
+  held several times over; a file of that line alone is refused, as no line of it is read);
 * `line-400k`: 2,000 ordinary SGLang lines with one 400 KB `Decode batch` line between them;
 * `normal-1g`: 1 GB of ordinary SGLang lines (benchmarks/generate.py).
 
@@ -52,7 +52,7 @@ def long_line_log(path: Path, line_bytes: int, around: int) -> None:
 
 
 SHAPES: dict[str, Callable[[Path], None]] = {
-    "line-200m": lambda p: long_line_log(p, 200 * 10**6, 0),
+    "line-200m": lambda p: long_line_log(p, 200 * 10**6, 1),
     "line-400k": lambda p: long_line_log(p, 400 * 10**3, 1000),
     "normal-1g": lambda p: generate(p, "sglang", 10**9),
 }

@@ -485,7 +485,7 @@ RSS_BOUND_MB = 1024  # the issue's bound: peak RSS under 1 GB whatever the input
 @pytest.mark.long
 @pytest.mark.parametrize("shape", ["line-200m", "line-400k", "normal-1g"])
 def test_peak_rss_of_an_ingest_stays_bounded(tmp_path, shape):
-    """A 200 MB one-line log, a 400 KB stats line, 1 GB of ordinary lines: the ingest's own
+    """A 200 MB line between two ordinary ones, a 400 KB stats line, 1 GB of ordinary lines: the ingest's own
     peak RSS (its process, waited for with wait4, as benchmarks/memory.py measures it)."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import memory
