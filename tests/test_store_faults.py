@@ -40,7 +40,7 @@ INGEST = importlib.import_module("loganalyze.ingestion.source")  # one input: op
 LOCALFS = importlib.import_module("loganalyze.localfs")  # the local backend, whose writes a full disk fails
 
 KILLS = 10
-KILLS_LONG = 30
+KILLS_LONG = 20
 STEP_STRIDE = 7  # the default suite kills at every 7th write or rename; the long one at each
 
 

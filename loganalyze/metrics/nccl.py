@@ -375,7 +375,8 @@ def perf_summary(perf: pl.DataFrame) -> dict:
         "perf_rows": rows.height,
         "perf_tests": sorted(rows["test"].drop_nulls().unique().to_list()),
         "perf_nranks": int(rows["nranks"].max()) if rows["nranks"].max() is not None else None,
-        "perf_nranks_inferred": bool(rows.filter(pl.col("nranks") == rows["nranks"].max())["nranks_inferred"].all()),
+        "perf_nranks_inferred": rows["nranks"].max() is not None
+        and bool(rows.filter(pl.col("nranks") == rows["nranks"].max())["nranks_inferred"].all()),
         "perf_devices": sorted({n for lst in names.to_list() for n in lst}) if names.len() else [],
         "busbw_large": round_or_none(large["busbw"].max(), 2) if large.height else None,
         "busbw_large_size": int(top.sort("busbw")["size"][-1]),
