@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.formats.spec import LineKind, Sample
+from loganalyze.formats.spec import Key, LineKind, Sample
+
+
+def stats_kind(name: str, phase: str, needle, match: str, samples: tuple[str, ...], *, keys: tuple[Key, ...],
+               rewrites: tuple[tuple[str, str], ...]) -> LineKind:
+    """A server's periodic `key: value` stats line: one `stats` row, its phase a constant, keys
+    the server does not declare kept in `extra` (a new release's counters are not lost)."""
+    return LineKind(name=name, table="stats", needle=needle, match=match, keys=keys, extra=True,
+                    rewrites=rewrites, const={"phase": phase}, samples=samples)
 
 I, F = pl.Int64, pl.Float64
 

@@ -6,11 +6,13 @@ releases are one kind each; unknown keys land in the `extra` column.
 
 from __future__ import annotations
 
+from functools import partial
+
 import polars as pl
 
 from loganalyze.formats.common import (
     ACCESS, FATAL_ERROR, GLOO_CONNECTED, NANOBIND_LEAKS, NUMEXPR, PROGRESS, PYTHON_WARNING,
-    STACK_DUMP, TORCH_WARNING, TRACEBACK, UVICORN, UVICORN_WARNING, WEIGHTS_FORMAT,
+    STACK_DUMP, TORCH_WARNING, TRACEBACK, UVICORN, UVICORN_WARNING, WEIGHTS_FORMAT, stats_kind,
 )
 from loganalyze.formats.config import config_value, explode_pairs, key_equals_value, repr_dump
 from loganalyze.formats.spec import Key, LineKind, LogFormat, Sample, TsFormat
@@ -68,11 +70,7 @@ SWA_REWRITES = (
 )
 
 
-def _stats(name: str, phase: str, needle, match: str, samples: tuple[str, ...]) -> LineKind:
-    return LineKind(
-        name=name, table="stats", needle=needle, match=match, keys=STATS_KEYS, extra=True,
-        rewrites=SWA_REWRITES, const={"phase": phase}, samples=samples,
-    )
+_stats = partial(stats_kind, keys=STATS_KEYS, rewrites=SWA_REWRITES)
 
 
 def _event(name: str, needle, pattern: str | None, severity: str, samples: tuple[str, ...], **kw) -> LineKind:

@@ -30,12 +30,14 @@ Tables:
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 import polars as pl
 
 from loganalyze.formats.common import (
     ACCESS, FATAL_ERROR, GLOO_CONNECTED, NANOBIND_LEAKS, NUMEXPR, PROGRESS, PYTHON_WARNING,
     STACK_DUMP, TORCH_WARNING, TRACEBACK, TRACEBACK_CONTINUATION, UVICORN, UVICORN_WARNING, WEIGHTS_FORMAT,
+    stats_kind,
 )
 from loganalyze.formats.config import explode_pairs, key_equals_value, repr_pairs, typed
 from loganalyze.formats.spec import Key, LineKind, LogFormat, Sample, TsFormat
@@ -88,11 +90,7 @@ STATS_REWRITES = (
 )
 
 
-def _stats(name: str, phase: str, needle, match: str, samples: tuple[str, ...]) -> LineKind:
-    return LineKind(
-        name=name, table="stats", needle=needle, match=match, keys=STATS_KEYS, extra=True,
-        rewrites=STATS_REWRITES, const={"phase": phase}, samples=samples,
-    )
+_stats = partial(stats_kind, keys=STATS_KEYS, rewrites=STATS_REWRITES)
 
 
 # ----------------------------------------------------------------- speculative decoding
