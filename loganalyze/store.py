@@ -180,18 +180,26 @@ class Store:
     def read_catalog(self) -> tuple[dict, bool, str | None]:
         """The catalog as it is now, whether it exists, and the token to replace it with."""
         where = self.backend.name(CATALOG)
-        try:
-            found = self.backend.read_catalog()
-            cat = json.loads(found[0]) if found else {"version": 1, "runs": {}}
-        except (OSError, ValueError) as e:
-            raise LoganalyzeError(f"{where}: damaged catalog ({e}){self._hint}") from None
-        if found is None:
-            if self.backend.has_tables():
+        found = self._decoded_catalog(where)
+        if found is None and self.backend.has_tables():
+            # Table files are published only once a catalog exists, so tables without one
+            # are damage, unless another writer put the first catalog between the two looks.
+            found = self._decoded_catalog(where)
+            if found is None:
                 raise LoganalyzeError(f"{where}: damaged catalog (missing, but table files exist){self._hint}")
-            return cat, False, None
+        if found is None:
+            return {"version": 1, "runs": {}}, False, None
+        cat, token = found
         if problem := _catalog_problem(cat):
             raise LoganalyzeError(f"{where}: damaged catalog ({problem}){self._hint}")
-        return cat, True, found[1]
+        return cat, True, token
+
+    def _decoded_catalog(self, where: str) -> tuple[dict, str] | None:
+        try:
+            found = self.backend.read_catalog()
+            return (json.loads(found[0]), found[1]) if found else None
+        except (OSError, ValueError) as e:
+            raise LoganalyzeError(f"{where}: damaged catalog ({e}){self._hint}") from None
 
     def catalog(self) -> dict:
         """The catalog readers see: read each time from a folder; from an object store read

@@ -379,6 +379,20 @@ def test_catalog_entry_whose_files_are_gone(two_runs):
     assert set(Store(two_runs).runs()) == {"r1"} and not (two_runs / "stats" / "run=r2").exists()
 
 
+def test_table_files_without_a_catalog_are_damage(two_runs):
+    (two_runs / "catalog.json").unlink()
+    one_line_error(*run_cli("runs", "--store", two_runs), "damaged catalog (missing, but table files exist)")
+
+
+def test_a_first_catalog_put_between_the_two_looks_is_no_damage(two_runs, monkeypatch):
+    """Another writer may put the first catalog and publish after our read found none: the
+    tables we then see are its, so the catalog is read again before calling it damage."""
+    store = Store(two_runs)
+    reads = [lambda: None, store.backend.read_catalog]  # none yet, then the other writer's
+    monkeypatch.setattr(store.backend, "read_catalog", lambda: reads.pop(0)() if len(reads) > 1 else reads[0]())
+    assert set(store.runs()) == {"r1", "r2"}
+
+
 def test_unreadable_catalog_is_reported_and_rebuilt(two_runs):
     expected = counts(two_runs)
     (two_runs / "catalog.json").write_text('{"runs": {"r1": ')
