@@ -13,7 +13,9 @@ from pathlib import Path
 from loganalyze import formats
 from loganalyze.formats.spec import LogFormat
 from loganalyze.errors import LoganalyzeError
-from loganalyze.formats.userformat import SampleCheck, check, dump_builtin, load  # noqa: F401 (dump_builtin: the CLI's)
+from loganalyze.formats.dump import dump_builtin  # noqa: F401 (the CLI's)
+from loganalyze.formats.samples import SampleCheck, check
+from loganalyze.formats.userformat import load
 
 SAMPLE_CHARS = 100
 

@@ -3,7 +3,7 @@
 A kind's samples are fed together as one small log: a multi-line sample (a banner, a
 traceback) then stays one event, and independent lines stay separate rows. Every line
 must be claimed, and every row produced must carry the kind's name. Every built-in format
-also passes `loganalyze formats --check` (loganalyze.formats.userformat.check): fields that fit their
+also passes `loganalyze formats --check` (loganalyze.formats.samples.check): fields that fit their
 types, and the values its `Sample`s expect.
 """
 
@@ -16,7 +16,7 @@ from loganalyze import formats
 from loganalyze.wrappers import unwrap
 from loganalyze.formats.parse import Context, parse
 from loganalyze.formats.spec import LogFormat, expected
-from loganalyze.formats.userformat import check
+from loganalyze.formats.samples import check
 
 LINE_FORMATS = [pytest.param(fmt, id=fmt.name) for fmt in formats.FORMATS.values() if isinstance(fmt, LogFormat)]
 KINDS = [

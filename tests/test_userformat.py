@@ -18,9 +18,11 @@ from loganalyze import formats
 from conftest import FIXTURES, SAMPLES
 from loganalyze.cli import main
 from loganalyze.errors import LoganalyzeError
-from loganalyze.formats import sglang, userformat
+from loganalyze.formats import dump as dumping, sglang, userformat
 from loganalyze.formats.spec import LogFormat, expected
-from loganalyze.formats.userformat import check, dump, load
+from loganalyze.formats.dump import dump
+from loganalyze.formats.samples import check
+from loganalyze.formats.userformat import load
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -106,7 +108,7 @@ def test_a_dumped_builtin_loads_back_and_parses_its_samples_to_the_same_values(t
     dumped = CliRunner().invoke(main, ["formats", "--dump", name])
     assert dumped.exit_code == 0, dumped.output
     builtin = formats.FORMATS[name]
-    code = [k.name for k in builtin.kinds if userformat.needs_code(k, userformat.DATA_HANDLERS.get(name, {}).get(k.name))]
+    code = [k.name for k in builtin.kinds if dumping.needs_code(k, dumping.DATA_HANDLERS.get(name, {}).get(k.name))]
     header = dumped.output.split("\n\n")[0].splitlines()
     listed = " ".join(line[4:] for line in header if line.startswith("#   ")).split(", ")
     assert listed == (code or [""]), "the header names every kind that needs a handler"
