@@ -1,6 +1,6 @@
 """What `loganalyze formats` shows: each known format, the releases it covers, its line
-kinds with a sample line each; the result of checking a format against its samples; and
-a built-in format written out as a format file.
+kinds with a sample line each; and the result of checking a format against its samples
+(a built-in format written out as a format file is loganalyze/formats/dump.py).
 
 The content is built as plain dicts (the JSON output) and rendered to text from them, so
 both outputs say the same thing.
@@ -13,7 +13,6 @@ from pathlib import Path
 from loganalyze import formats
 from loganalyze.formats.spec import LogFormat
 from loganalyze.errors import LoganalyzeError
-from loganalyze.formats.dump import dump_builtin  # noqa: F401 (the CLI's)
 from loganalyze.formats.samples import SampleCheck, check
 from loganalyze.formats.userformat import load
 
