@@ -1,4 +1,4 @@
-"""Checking a format against its own sample lines (`loganalyze formats --check`).
+"""Testing a format against its own sample lines (`loganalyze formats --test`).
 
 Each sample is parsed with the whole format, as ingest would parse it: it must be claimed
 by its own kind and yield its fields (exactly those a `Sample` declares). The built-ins'
@@ -24,7 +24,7 @@ from loganalyze.wrappers import unwrap
 
 
 @dataclass
-class SampleCheck:
+class SampleResult:
     """What one sample line became: the kind that took it and the fields it yielded."""
 
     kind: str
@@ -74,7 +74,7 @@ def _owners(fmt: LogFormat, lines: list[str]) -> dict[int, list[dict]]:
     """For each claimed line, the output rows it belongs to: its own, or for a continuation
     line those of the last line above that has rows (the engine gives continuations to the
     line above). A line has several rows when it holds several settings."""
-    ctx = Context(source="check", year=date.today().year, base_date=date.today().isoformat())
+    ctx = Context(source="samples", year=date.today().year, base_date=date.today().isoformat())
     got = parse(fmt, sample_frame(lines), ctx)
     starts: dict[int, list[dict]] = {}
     for df in got.tables.values():
@@ -100,17 +100,17 @@ def _dtype_of(kind: LineKind, column: str) -> pl.DataType:
 
 
 def _verdict(kind: LineKind, sample: str, rows: list[dict] | None, text_rows: list[dict] | None,
-             continues: bool) -> SampleCheck:
+             continues: bool) -> SampleResult:
     claimed_by = rows[0].get("kind") if rows else None
     if rows is None:
-        return SampleCheck(kind.name, sample, None, {}, "no kind claims it (the needle, match or pattern does not match)")
+        return SampleResult(kind.name, sample, None, {}, "no kind claims it (the needle, match or pattern does not match)")
     if claimed_by != kind.name:
-        return SampleCheck(kind.name, sample, claimed_by, {},
+        return SampleResult(kind.name, sample, claimed_by, {},
                            f"claimed by kind {claimed_by} (listed earlier, or its needle is too broad)")
     expect = expected(sample)
     if continues:  # the rest of a block the sample above starts: judged with it
         problem = "continues the sample above, so its expected fields are never its own" if expect else None
-        return SampleCheck(kind.name, sample, claimed_by, {}, problem)
+        return SampleResult(kind.name, sample, claimed_by, {}, problem)
     got = _fields(kind, rows)
     as_text = _fields(kind, text_rows) if text_rows else {}
     problem = None
@@ -120,7 +120,7 @@ def _verdict(kind: LineKind, sample: str, rows: list[dict] | None, text_rows: li
         problem = f"field {lost[0]}: {as_text[lost[0]]!r} is not a valid {type_name(_dtype_of(kind, lost[0]))}"
     elif (groups(kind.pattern) or kind.keys or kind.handler) and not got:
         problem = "claimed, but every field is null"
-    return SampleCheck(kind.name, sample, claimed_by, got, problem)
+    return SampleResult(kind.name, sample, claimed_by, got, problem)
 
 
 def _unexpected(got: Mapping[str, Any], expect: Mapping[str, object]) -> str | None:
@@ -135,7 +135,7 @@ def _unexpected(got: Mapping[str, Any], expect: Mapping[str, object]) -> str | N
     return None
 
 
-def check_kind(fmt: LogFormat, kind: LineKind) -> list[SampleCheck]:
+def run_kind_samples(fmt: LogFormat, kind: LineKind) -> list[SampleResult]:
     """Parse a kind's samples together, as one small log, with the whole format.
 
     Each sample must be claimed by `kind` (a sample may also continue the one above, as
@@ -144,7 +144,7 @@ def check_kind(fmt: LogFormat, kind: LineKind) -> list[SampleCheck]:
     must yield one. A sample may hold several lines joined by newlines.
     """
     if not kind.samples:
-        return [SampleCheck(kind.name, "", None, {}, "no samples: add a real line under samples")]
+        return [SampleResult(kind.name, "", None, {}, "no samples: add a real line under samples")]
     lines, first_lines = [], []
     for sample in kind.samples:
         first_lines.append(len(lines) + 1)
@@ -160,6 +160,6 @@ def check_kind(fmt: LogFormat, kind: LineKind) -> list[SampleCheck]:
     return out
 
 
-def check(fmt: LogFormat) -> list[SampleCheck]:
+def run_samples(fmt: LogFormat) -> list[SampleResult]:
     """Every sample of every kind; a kind with no sample is a problem too (nothing tests it)."""
-    return [result for kind in fmt.kinds for result in check_kind(fmt, kind)]
+    return [result for kind in fmt.kinds for result in run_kind_samples(fmt, kind)]
