@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("reading", ("loganalyze.errors", "loganalyze.reader", "loganalyze.version")),
     ("formats and parsing", ("loganalyze.formats", "loganalyze.wrappers")),
     ("store", ("loganalyze.store", "loganalyze.backend", "loganalyze.localfs", "loganalyze.objstore",
-               "loganalyze.catalog", "loganalyze.check", "loganalyze.labels")),
+               "loganalyze.runs", "loganalyze.check", "loganalyze.labels")),
     ("ingestion", ("loganalyze.ingestion",)),
     ("run", ("loganalyze.run",)),
     ("metrics", ("loganalyze.metrics", "loganalyze.kinds")),

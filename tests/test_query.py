@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import loganalyze as la
 from conftest import sample
-from loganalyze.catalog import remove_run, select_runs
+from loganalyze.runs import remove_run, select_runs
 from loganalyze.cli import main
 from loganalyze.errors import LoganalyzeError
 from loganalyze.export import export_run

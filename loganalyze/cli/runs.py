@@ -27,7 +27,7 @@ def runs(store, out_format, since, engine):
       loganalyze runs --format json
       loganalyze runs --since 2025-06-01 --engine vllm
     """
-    from loganalyze.catalog import select_runs
+    from loganalyze.runs import select_runs
 
     s = open_store(store)
     listing = {"store": str(s.root), "runs": select_runs(s.runs(), since, engine)}
@@ -68,7 +68,7 @@ def rm(run, store, yes):
     Example:
       loganalyze rm run42 --yes
     """
-    from loganalyze.catalog import remove_run
+    from loganalyze.runs import remove_run
 
     s = open_store(store)
     info = s.run(run)

@@ -1,6 +1,7 @@
-"""Runs as entries of the catalog: choosing them by date or engine, and removing one.
+"""A store's runs, whole: choosing them by date or engine, and removing one (`runs`, `rm`).
 
-Removal follows the store's rule that the catalog is the commit point: the run leaves
+The catalog itself, and its rules, are the store's (loganalyze/store.py). Removal follows
+the store's rule that the catalog is the commit point: the run leaves
 the catalog first (one atomic rewrite), then its files are deleted. A crash in between
 leaves only unlisted files, which the next writer's cleanup removes; the run is never
 half there. Both steps hold the store's lock, so no ingest publishes into the run while
