@@ -15,7 +15,7 @@ conditional catalog PUT instead of a lock, objects younger than an hour left alo
 `open_store` picks the backend from the root's name.
 
 Writers of a local store serialise on its lock around every read-modify-write of the
-catalog (commit, cleanup, repair); on an object store, of two concurrent commits one
+catalog (commit, cleanup, rm, repair); on an object store, of two concurrent commits one
 wins the conditional PUT and the other starts over from the catalog it lost to. Readers
 take no lock: they see one catalog and the files it lists, which are never changed once published.
 """
@@ -144,7 +144,7 @@ class Staging:
 
 class Store:
     """A run store on a backend (or at a root, whose backend `backend_for` picks); every
-    method that writes holds the backend's `writing` or `lock`."""
+    method that writes holds the backend's `writing`."""
 
     def __init__(self, root: Backend | Path | str | None = None):
         self.backend: Backend = root if hasattr(root, "read_catalog") else backend_for(root)
@@ -165,9 +165,6 @@ class Store:
     @property
     def root(self) -> str:
         return self.backend.root
-
-    def lock(self) -> contextlib.AbstractContextManager[None]:
-        return self.backend.lock()
 
     @property
     def _snapshots(self) -> bool:
@@ -212,9 +209,24 @@ class Store:
             self._snapshot = cat
         return cat
 
-    def write_catalog(self, cat: dict) -> None:
-        """Replace the catalog; call under the lock."""
-        self.backend.put_catalog(_encode(cat), None)
+    def write_catalog(self, cat: dict, token: str | None) -> None:
+        """Replace the catalog read with `token`, within the backend's `writing`; a
+        LoganalyzeError when another writer replaced it since (on an object store)."""
+        if not self.backend.put_catalog(_encode(cat), token):
+            raise LoganalyzeError(f"store {self.root}: another writer changed the catalog meanwhile; try again")
+        self._snapshot, self._listings, self._ids = None, {}, {}
+
+    def change_catalog(self, change: Callable[[dict], None]) -> None:
+        """Read the catalog, `change` it in place and write it back, within the backend's
+        `writing`; where another writer's write came first (an object store's conditional
+        PUT), again from the catalog it wrote. `change` may raise to write nothing."""
+        for _ in range(COMMIT_TRIES):
+            cat, _, token = self.read_catalog()
+            change(cat)
+            if self.backend.put_catalog(_encode(cat), token):
+                self._snapshot, self._listings, self._ids = None, {}, {}
+                return
+        raise LoganalyzeError(f"store {self.root}: the catalog changed {COMMIT_TRIES} times meanwhile; try again")
 
     def runs(self) -> dict[str, dict]:
         runs = self.catalog()["runs"]
