@@ -13,9 +13,9 @@ from dataclasses import replace
 
 import polars as pl
 
-from loganalyze import formats
 from loganalyze.errors import LoganalyzeError
 from loganalyze.formats.definition import HANDLERS, KIND_FIELDS, type_name
+from loganalyze.formats.registry import active
 from loganalyze.formats.spec import Key, LineKind, LogFormat, expected
 
 # What a field left out of a [[kinds]] entry means; `dump` leaves out what equals it.
@@ -167,9 +167,9 @@ def dump_builtin(name: str) -> str:
     """A built-in format as a format file, the starting point for a user's own (`formats
     --dump`). Kinds that need Python are in it commented out, listed at the top: loaded
     back, the other kinds parse their samples to the same values (tests/test_userformat.py)."""
-    fmt = formats.active().formats.get(name)
+    fmt = active().formats.get(name)
     if not isinstance(fmt, LogFormat):
-        known = ", ".join(formats.active().line_formats())
+        known = ", ".join(active().line_formats())
         why = "reads the whole file with Python code: it has no data form" if fmt else "is not a known format"
         raise LoganalyzeError(f"{name} {why} (formats read line by line: {known})")
     handlers = DATA_HANDLERS.get(name, {})

@@ -15,9 +15,9 @@ from typing import Any
 
 import polars as pl
 
-from loganalyze import formats
 from loganalyze.formats.definition import groups, type_name, written_columns
 from loganalyze.formats.parse import Context, parse
+from loganalyze.formats.registry import active
 from loganalyze.formats.spec import LineKind, LogFormat, expected
 from loganalyze.formats.tables import COMMON
 from loganalyze.wrappers import unwrap
@@ -58,7 +58,7 @@ def _fields(kind: LineKind, rows: list[dict]) -> dict[str, Any]:
         return {r["key"]: r["value"] for r in rows if r.get("key") is not None and r.get("value") is not None}
     row = rows[0]
     if kind.handler is not None or kind.carry is not None:  # working columns may be left: only stored ones count
-        stored = formats.active().tables.get(kind.table, {})
+        stored = active().tables.get(kind.table, {})
         names = [c for c in row if c in stored and c not in COMMON]
     else:
         names = list(written_columns(kind))

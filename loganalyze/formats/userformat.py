@@ -2,8 +2,8 @@
 
 This module reads the files (`--formats`, $LOGANALYZE_FORMATS) and installs what they
 declare into a registry; loganalyze/formats/definition.py checks a definition's fields and
-turns it into a LogFormat, samples.py checks it against its sample lines (`formats
---check`), dump.py writes a format back out as data. The file layout is in docs/formats.md.
+turns it into a LogFormat, samples.py tests it against its sample lines (`formats
+--test`), dump.py writes a format back out as data. The file layout is in docs/formats.md.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from loganalyze import formats
 from loganalyze.errors import LoganalyzeError
 from loganalyze.formats.definition import UserFormat, from_data
-from loganalyze.formats.registry import Registry
+from loganalyze.formats.registry import Registry, active
 from loganalyze.formats.tables import table
 
 if sys.version_info >= (3, 11):
@@ -42,7 +41,7 @@ def load(path: str | Path, registry: Registry | None = None) -> UserFormat:
         raise LoganalyzeError(f"{path}: cannot read ({e.strerror or e})") from None
     except (ValueError, UnicodeDecodeError) as e:  # TOMLDecodeError and JSONDecodeError are ValueErrors
         raise LoganalyzeError(f"{path}: not valid {path.suffix[1:].upper()} ({e})") from None
-    return from_data(data, path, registry or formats.active())
+    return from_data(data, path, registry or active())
 
 
 def definition_files(paths: Iterable[str | Path]) -> list[Path]:
@@ -62,7 +61,7 @@ def install(user: UserFormat, registry: Registry | None = None) -> None:
     """Make a loaded format known to detection, `--as` and ingest, its new tables too: in
     `registry`, the process's by default (Registry.install)."""
     tables = {name: table(dict(columns)) for name, columns in user.tables.items()}
-    (registry or formats.active()).install(user.format, tables, user.path)
+    (registry or active()).install(user.format, tables, user.path)
 
 
 def load_formats(paths: Iterable[str | Path] | None = None, registry: Registry | None = None) -> list[UserFormat]:
