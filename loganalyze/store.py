@@ -7,8 +7,8 @@ crash at any moment leaves the store as it was before or after a commit (an inge
 many files commits chunk by chunk, loganalyze/ingestion/inputs.py `chunks`), with whole sources
 only; files left from a crash are removed by the next writer (`cleanup`).
 
-One `Store` holds all of that logic: staging, commit through the catalog, cleanup, the
-checked listing of a run's tables. Where the store lives is its `Backend`, which
+One `Store` holds all of that logic: staging (a source's parts, loganalyze/staging.py),
+commit through the catalog, cleanup, the checked listing of a run's tables. Where the store lives is its `Backend`, which
 supplies a few primitives: a folder on this machine (loganalyze/localfs.py: renames, an
 fcntl lock, footers) or an S3-compatible object store (loganalyze/objstore.py: copies, a
 conditional catalog PUT instead of a lock, objects younger than an hour left alone).
@@ -22,13 +22,10 @@ take no lock: they see one catalog and the files it lists, which are never chang
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
 import json
 import os
 import re
-import shutil
 from collections.abc import Callable, Collection
 from datetime import datetime, timezone
 from pathlib import Path
@@ -40,7 +37,8 @@ from loganalyze import formats, objstore
 from loganalyze.backend import Backend
 from loganalyze.errors import LoganalyzeError
 from loganalyze.localfs import CATALOG, REPAIR_HINT, LocalBackend, write_errors
-from loganalyze.formats.tables import TABLE_NAME, conform, empty
+from loganalyze.formats.tables import TABLE_NAME, empty
+from loganalyze.staging import Staging
 
 __all__ = ["CATALOG", "REPAIR_HINT", "RUN_NAME", "SOURCE_ID", "TABLE_NAME", "Backend", "Staging", "Store",
            "check_run_name", "default_root", "open_store", "write_errors"]
@@ -48,9 +46,6 @@ __all__ = ["CATALOG", "REPAIR_HINT", "RUN_NAME", "SOURCE_ID", "TABLE_NAME", "Bac
 # \Z, not $: `$` also matches before a final newline, and a name is used as a path.
 RUN_NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}\Z")
 SOURCE_ID = re.compile(r"^[0-9a-f]{16}\Z")
-# zstd 1 writes ~20% faster than the default 3 and log tables come out the same size; lz4 saves
-# ~10% of the write for twice the bytes (docs/speed.md, "Parquet writes").
-PARQUET_ZSTD_LEVEL = 1
 COMMIT_TRIES = 20  # conditional catalog PUTs lost to other writers before a commit gives up
 
 _SOURCE_IDS: dict = {}  # "key": the backend's catalog version the sets were read from; run -> ids
@@ -103,43 +98,6 @@ def _catalog_problem(cat: object) -> str | None:
                     and all(TABLE_NAME.fullmatch(t) and isinstance(n, int) for t, n in src["tables"].items())):
                 return f"run {name}: malformed source entry"
     return None
-
-
-class Staging:
-    """Table parts written for one source before they are published, under the backend's
-    staging area; `dir` is a local folder for what must be a file first (standard input,
-    a downloaded input)."""
-
-    def __init__(self, backend: Backend):
-        self.backend = backend
-        self.key, self.dir = backend.new_staging()
-        self.parts: dict[str, int] = {}
-        self.rows: dict[str, int] = {}
-
-    def part_key(self, table: str, n: int) -> str:
-        return f"{self.key}/{table}/{n:05d}.parquet"
-
-    def write(self, table: str, frame: pl.DataFrame) -> None:
-        """Encode in memory, then write ourselves: polars would hide ENOSPC/EFBIG in a ComputeError."""
-        if frame.height == 0:
-            return
-        n = self.parts.get(table, 0)
-        buf = io.BytesIO()
-        schema = formats.active().tables[table]
-        conform(frame, schema).write_parquet(buf, compression="zstd", compression_level=PARQUET_ZSTD_LEVEL)
-        self.backend.write(self.part_key(table, n), buf.getbuffer())
-        self.parts[table] = n + 1
-        self.rows[table] = self.rows.get(table, 0) + frame.height
-
-    def moves(self, run: str, source_id: str) -> list[tuple[str, str]]:
-        """(staged key, final key) of each of the source's parts."""
-        return [(self.part_key(table, i), f"{table}/run={run}/{source_id}-{i:05d}.parquet")
-                for table, n in self.parts.items() for i in range(n)]
-
-    def discard(self) -> None:
-        shutil.rmtree(self.dir, ignore_errors=True)
-        with contextlib.suppress(Exception):  # what stays is a leftover for a later cleanup
-            self.backend.delete([self.part_key(t, i) for t, n in self.parts.items() for i in range(n)])
 
 
 class Store:

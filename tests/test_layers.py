@@ -24,7 +24,7 @@ PACKAGES = ("loganalyze",)
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("reading", ("loganalyze.errors", "loganalyze.reader", "loganalyze.version")),
     ("formats and parsing", ("loganalyze.formats", "loganalyze.wrappers")),
-    ("store", ("loganalyze.store", "loganalyze.backend", "loganalyze.localfs", "loganalyze.objstore",
+    ("store", ("loganalyze.store", "loganalyze.staging", "loganalyze.backend", "loganalyze.localfs", "loganalyze.objstore",
                "loganalyze.runs", "loganalyze.check", "loganalyze.labels")),
     ("ingestion", ("loganalyze.ingestion",)),
     ("run", ("loganalyze.run",)),
