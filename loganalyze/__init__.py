@@ -26,7 +26,7 @@ from loganalyze.api import Run, open_run
 from loganalyze.version import __version__
 
 if TYPE_CHECKING:
-    from loganalyze.formats.userformat import UserFormat
+    from loganalyze.formats.definition import UserFormat
 
 __all__ = ["LoganalyzeError", "Run", "ingest", "load_formats", "open_run", "query"]
 

@@ -31,7 +31,7 @@ class Backend(Protocol):
     (`catalog.json`, `stats/run=r1/<id>-00000.parquet`); a key ending in '/' is a folder."""
 
     root: str  # the store as named in messages: a folder or s3://bucket/prefix
-    local: bool  # a folder on this machine: it has a lock, `check` and worker processes
+    local: bool  # a folder on this machine: its writers lock, and it has worker processes
 
     def name(self, key: str) -> str:
         """The key as a path or URL, for messages and for polars to read."""
@@ -46,11 +46,9 @@ class Backend(Protocol):
     def put_catalog(self, data: bytes, token: str | None) -> bool:
         """Replace the catalog whole; False when another writer replaced it since `token` was read."""
 
-    def lock(self) -> contextlib.AbstractContextManager[None]:
-        """Exclusive for commands of several writes (rm, check --repair); refused where there is none."""
-
     def writing(self) -> contextlib.AbstractContextManager[None]:
-        """Held around a commit or a cleanup."""
+        """Held around every command that writes the catalog or removes files (a commit, a
+        cleanup, rm, check --repair): a lock, or nothing where the catalog PUT is conditional."""
 
     def new_staging(self) -> tuple[str, Path]:
         """The key of a new staging area, and a local folder for inputs that must be a file first."""
@@ -79,8 +77,16 @@ class Backend(Protocol):
     def abandoned(self) -> list[str]:
         """Staging areas and temp files no live writer owns."""
 
+    def unlisted(self, folders: list[str]) -> list[str]:
+        """What to delete of folders the catalog has just stopped listing (a removed run's):
+        only what no writer that commits after that catalog write relies on."""
+
     def rows(self, names: list[str]) -> int | None:
         """The rows of table files, or None where they are not read to list a table."""
+
+    def read_rows(self, name: str) -> int:
+        """The rows of a table file read in full, page checksums verified (`check`: a
+        footer alone would miss damaged pages)."""
 
     def line_range(self, name: str) -> tuple[int | None, int | None]:
         """The first and last line_no of a table file; None where unknown."""

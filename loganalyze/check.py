@@ -4,17 +4,16 @@ The store's own writes are atomic, but disks fail, copies stop half-way and peop
 folders. `check` reads every table file in full and compares its rows with the catalog.
 `repair` removes a damaged source whole, never part of it, so every source left is
 complete, as an ingest leaves it; the report names the input files to ingest again. A
-catalog that cannot be read is rebuilt from the table files that can.
+catalog that cannot be read is rebuilt from the table files that can. Through the
+store's `Backend`, so the same on a folder (under its lock) and on an object store (each
+catalog write conditional, leftovers only once an hour old).
 """
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-
-import pyarrow.parquet as pq
 
 from loganalyze.errors import LoganalyzeError
 from loganalyze.store import CATALOG, REPAIR_HINT, RUN_NAME, SOURCE_ID, TABLE_NAME, Store, write_errors
@@ -71,11 +70,6 @@ class CheckResult:
         return "\n".join(out)
 
 
-def read_rows(path: Path | str) -> int:
-    """Rows of a table file read in full (a footer alone would miss damaged pages)."""
-    return pq.read_table(path, page_checksum_verification=True).num_rows
-
-
 def _why(error: Exception, path: Path | str) -> str:
     """pyarrow's message, first line, without the path it repeats."""
     return str(error).splitlines()[0].replace(f" '{path}'", "").replace(str(path), "the file")
@@ -91,7 +85,7 @@ def _table_problems(store: Store, run: str, src: dict, table: str) -> list[Probl
     problems, rows = [], 0
     for f in files:
         try:
-            rows += read_rows(f)
+            rows += store.backend.read_rows(f)
         except Exception as e:  # pyarrow: ArrowInvalid, OSError, ...
             problems.append(Problem("unreadable", f, _why(e, f), run, shown))
     if not problems and rows != expected:
@@ -99,22 +93,26 @@ def _table_problems(store: Store, run: str, src: dict, table: str) -> list[Probl
     return problems
 
 
-def _source_problems(store: Store, run: str, src: dict) -> list[Problem]:
-    """Every table the catalog lists for the source, and any other table holding its files."""
-    on_disk = {folder.split("/")[0] for folder in store.backend.run_folders() if folder.endswith(f"/run={run}/")}
+def _source_problems(store: Store, run: str, src: dict, folders: list[str]) -> list[Problem]:
+    """Every table the catalog lists for the source, and any other table holding its files
+    (`folders`: the store's run folders, listed once: on an object store a listing is requests)."""
+    on_disk = {folder.split("/")[0] for folder in folders if folder.endswith(f"/run={run}/")}
     return [p for table in sorted(set(src["tables"]) | on_disk) for p in _table_problems(store, run, src, table)]
 
 
-def _remove_sources(store: Store, cat: dict, damaged: set[tuple[str, str]], result: CheckResult) -> None:
-    """Drop damaged sources from the catalog (and runs left empty); their files become leftovers."""
+def _remove_sources(cat: dict, damaged: set[tuple[str, str]]) -> list[dict]:
+    """Drop damaged sources from the catalog (and runs left empty); their files become
+    leftovers. Returns what was lost."""
+    lost = []
     for run, sid in sorted(damaged):
-        sources = cat["runs"][run]["sources"]
-        src = next(s for s in sources if s["id"] == sid)
-        sources.remove(src)
-        result.lost.append({"run": run, "source": src.get("path", sid), "sha256": src.get("sha256", ""),
-                            "tables": src["tables"]})
+        sources = cat["runs"].get(run, {}).get("sources", [])
+        for src in [s for s in sources if s["id"] == sid]:
+            sources.remove(src)
+            lost.append({"run": run, "source": src.get("path", sid), "sha256": src.get("sha256", ""),
+                         "tables": src["tables"]})
         if not sources:
-            del cat["runs"][run]
+            cat["runs"].pop(run, None)
+    return lost
 
 
 def _rebuild_catalog(store: Store, result: CheckResult) -> dict:
@@ -136,17 +134,17 @@ def _rebuild_catalog(store: Store, result: CheckResult) -> dict:
             "id": sid, "path": f"(recovered source {sid})", "sha256": "", "format": "unknown", "version": None,
             "lines": 0, "blank": 0, "tables": {}, "recovered": True})
         try:
-            src["tables"][table] = src["tables"].get(table, 0) + read_rows(f)
+            src["tables"][table] = src["tables"].get(table, 0) + store.backend.read_rows(f)
         except Exception as e:
             result.problems.append(Problem("unreadable", f, _why(e, f), run, src["path"]))
             bad.add((run, sid))
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     cat = {"version": 1, "runs": {run: {"created": now, "sources": list(srcs.values())} for run, srcs in runs.items()}}
-    _remove_sources(store, cat, bad, result)
-    damaged = Path(store.root) / CATALOG
-    if damaged.exists():
-        shutil.copyfile(damaged, Path(store.root) / f"{CATALOG}.damaged-{datetime.now():%Y%m%d-%H%M%S}")
-    store.write_catalog(cat)
+    result.lost += _remove_sources(cat, bad)
+    damaged = store.backend.read_catalog()
+    if damaged is not None:
+        store.backend.write(f"{CATALOG}.damaged-{datetime.now():%Y%m%d-%H%M%S}", damaged[0])
+    store.write_catalog(cat, damaged[1] if damaged else None)
     result.recovered = [{"run": run, "source": src["id"], "tables": src["tables"]}
                         for run, info in cat["runs"].items() for src in info["sources"]]
     return cat
@@ -170,27 +168,33 @@ def check(store: Store, repair: bool = False) -> CheckResult:
     if store.backend.local and not Path(store.root).is_dir():
         raise LoganalyzeError(f"no run store at {store.root}")
     result = CheckResult(store.root)
-    with store.lock():
+    with store.backend.writing():
         cat = _catalog_or_rebuilt(store, result, repair)
         if cat is None:
             return result
         damaged: set[tuple[str, str]] = set()
+        folders = list(store.backend.run_folders())
         for run, info in cat["runs"].items():
             for src in info["sources"]:
-                found = _source_problems(store, run, src)
+                found = _source_problems(store, run, src, folders)
                 result.problems += found
                 damaged |= {(run, src["id"])} if found else set()
         result.problems += [Problem("leftover", store.backend.name(k), LEFTOVER) for k in store.leftovers()]
         if repair:
-            _repair(store, cat, damaged, result)
+            _repair(store, damaged, result)
     return result
 
 
-def _repair(store: Store, cat: dict, damaged: set[tuple[str, str]], result: CheckResult) -> None:
+def _repair(store: Store, damaged: set[tuple[str, str]], result: CheckResult) -> None:
     """Unlist the damaged sources (one atomic catalog write), then remove every unlisted file."""
     with write_errors(store.root, "repair the store"):
         if damaged:
-            _remove_sources(store, cat, damaged, result)
-            store.write_catalog(cat)
+            lost: list[dict] = []
+
+            def unlist(cat: dict) -> None:  # again from a newer catalog where another writer's came first
+                lost[:] = _remove_sources(cat, damaged)
+
+            store.change_catalog(unlist)
+            result.lost += lost
         result.removed = store.remove(store.leftovers())
     result.repaired = True

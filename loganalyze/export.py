@@ -34,6 +34,15 @@ def format_of(path: Path) -> str | None:
     return SUFFIXES.get(path.suffix.lower())
 
 
+def result_format(given: str | None, output: Path | None) -> str:
+    """A query result's format: as given, else the one `output`'s extension names, else a
+    table for the terminal; Parquet, which is binary, only to a file."""
+    fmt = given or (format_of(output) if output else None) or "table"
+    if fmt == "parquet" and output is None:
+        raise LoganalyzeError("parquet is binary: write it to a file with -o FILE.parquet")
+    return fmt
+
+
 def _json_text(column: str) -> pl.Expr:
     """A nested column as the JSON text of each value (null stays null), with whole-column expressions."""
     encoded = pl.struct(pl.col(column).alias("v")).struct.json_encode().str.strip_prefix('{"v":').str.strip_suffix("}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
-from loganalyze.catalog import select_runs
+from loganalyze.runs import select_runs
 from loganalyze.diagnosis import diagnose
 from loganalyze.diagnosis.base import SEVERITIES
 from loganalyze.errors import LoganalyzeError

@@ -1,6 +1,6 @@
 """What `loganalyze formats` shows: each known format, the releases it covers, its line
-kinds with a sample line each; the result of checking a format against its samples; and
-a built-in format written out as a format file.
+kinds with a sample line each; and the result of testing a format against its samples
+(a built-in format written out as a format file is loganalyze/formats/dump.py).
 
 The content is built as plain dicts (the JSON output) and rendered to text from them, so
 both outputs say the same thing.
@@ -13,7 +13,8 @@ from pathlib import Path
 from loganalyze import formats
 from loganalyze.formats.spec import LogFormat
 from loganalyze.errors import LoganalyzeError
-from loganalyze.formats.userformat import SampleCheck, check, dump_builtin, load  # noqa: F401 (dump_builtin: the CLI's)
+from loganalyze.formats.samples import SampleResult, run_samples
+from loganalyze.formats.userformat import load
 
 SAMPLE_CHARS = 100
 
@@ -55,24 +56,24 @@ def render_formats(formats: list[dict]) -> str:
     return "\n".join(out)
 
 
-def check_file(path: Path) -> tuple[str, list[SampleCheck]]:
-    """Load a definition (a bad one raises LoganalyzeError) and check every sample of it."""
+def file_samples(path: Path) -> tuple[str, list[SampleResult]]:
+    """Load a definition (a bad one raises LoganalyzeError) and run every sample of it."""
     user = load(path)
-    return user.format.name, check(user.format)
+    return user.format.name, run_samples(user.format)
 
 
-def check_target(target: str) -> tuple[str, str, list[SampleCheck]]:
-    """(what was checked, format name, results) for a format file, or a known format by name."""
+def target_samples(target: str) -> tuple[str, str, list[SampleResult]]:
+    """(what was tested, format name, results) for a format file, or a known format by name."""
     if Path(target).is_file():
-        return (target, *check_file(Path(target)))
+        return (target, *file_samples(Path(target)))
     fmt = formats.active().formats.get(target)
     if isinstance(fmt, LogFormat):
-        return source_of(target), target, check(fmt)
+        return source_of(target), target, run_samples(fmt)
     known = ", ".join(formats.active().line_formats())
     raise LoganalyzeError(f"{target}: no such format file, nor a format read line by line ({known})")
 
 
-def render_check(label: str | Path, name: str, results: list[SampleCheck]) -> str:
+def render_samples(label: str | Path, name: str, results: list[SampleResult]) -> str:
     failed = [r for r in results if r.problem]
     out = [f"{label}: format {name}: {len(results)} sample(s), {len(results) - len(failed)} ok, {len(failed)} failed"]
     for r in results:

@@ -147,7 +147,9 @@ class LocalBackend:
 
     # -- locking ----------------------------------------------------------------------
     @contextlib.contextmanager
-    def lock(self) -> Iterator[None]:
+    def writing(self) -> Iterator[None]:
+        """The store's lock, held by every write of the catalog, so that concurrent ingests
+        see each other's commits and rm and check --repair run alone."""
         with write_errors(self.root, "lock the store"):
             self.folder.mkdir(parents=True, exist_ok=True)
             f = open(self.folder / ".lock", "a+")
@@ -157,10 +159,6 @@ class LocalBackend:
                 yield
             finally:
                 fcntl.flock(f, fcntl.LOCK_UN)
-
-    def writing(self) -> contextlib.AbstractContextManager[None]:
-        """A commit or a cleanup holds the lock, so concurrent ingests see each other's commits."""
-        return self.lock()
 
     # -- table files ------------------------------------------------------------------
     def new_staging(self) -> tuple[str, Path]:
@@ -229,7 +227,14 @@ class LocalBackend:
                 found.append(f".tmp/{d.name}/")
         return found
 
+    def unlisted(self, folders: list[str]) -> list[str]:
+        """The folders whole: under the lock no writer is half-way."""
+        return folders
+
     # -- reading ----------------------------------------------------------------------
+    def read_rows(self, name: str) -> int:
+        return pq.read_table(name, page_checksum_verification=True).num_rows
+
     def rows(self, names: list[str]) -> int | None:
         """The rows of table files, by their footers."""
         return sum(footer(n)[0] for n in names)

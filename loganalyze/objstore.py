@@ -11,7 +11,8 @@ primitives rest on, and why:
 - No lock: the catalog is replaced by a conditional PUT (If-Match on the ETag that was
   read, If-None-Match for the first one). Of two concurrent writers one wins; the other
   re-reads the catalog and publishes again (a new run<N> if the name was taken).
-  `rm` and `check --repair` still need the lock, so they work on local stores only.
+  `rm` and `check --repair` change the catalog the same way; `rm` then deletes only the
+  run's objects older than the catalog it wrote (`unlisted`).
 - Leftovers (staging, unlisted table files) are removed only once older than
   `LEFTOVER_AGE`, so that one writer's cleanup never takes a concurrent writer's parts.
 
@@ -33,6 +34,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from loganalyze.backend import schema_options
 from loganalyze.errors import LoganalyzeError
@@ -205,13 +208,9 @@ class S3Backend:
         return True
 
     # -- locking ----------------------------------------------------------------------
-    def lock(self) -> contextlib.AbstractContextManager[None]:
-        """Refused: commands that hold the local lock across several writes (rm, check) have
-        no object-store version yet; ingest does not lock (see `writing`)."""
-        raise LoganalyzeError(f"store {self.root}: this command needs a local store (an object store has no lock)")
-
     def writing(self) -> contextlib.AbstractContextManager[None]:
-        """No lock: a commit's catalog PUT is conditional, and cleanup takes only old objects."""
+        """No lock: every catalog PUT is conditional, cleanup takes only old objects, and rm
+        only what is older than the catalog it wrote."""
         return contextlib.nullcontext()
 
     # -- table files ------------------------------------------------------------------
@@ -271,7 +270,21 @@ class S3Backend:
         with s3_errors(self.root, "list the store"):
             return [o["Key"] for o in self._objects(".tmp/") if o["LastModified"] < old]
 
+    def unlisted(self, folders: list[str]) -> list[str]:
+        """The objects written before the catalog was: a writer whose commit comes later read
+        that catalog first and published its objects again after (its PUT on the catalog it
+        read before failed), so none of the objects it lists is taken. Objects of the same
+        second are left, as leftovers for a later cleanup."""
+        with s3_errors(self.name(CATALOG), "read the catalog"):
+            written = self.s3.head_object(Bucket=self.bucket, Key=self.key(CATALOG))["LastModified"]
+        with s3_errors(self.root, "list the store"):
+            return [o["Key"] for folder in folders for o in self._objects(folder) if o["LastModified"] < written]
+
     # -- reading ----------------------------------------------------------------------
+    def read_rows(self, name: str) -> int:
+        body = self.s3.get_object(Bucket=self.bucket, Key=name.removeprefix(f"s3://{self.bucket}/"))["Body"].read()
+        return pq.read_table(pa.BufferReader(body), page_checksum_verification=True).num_rows
+
     def rows(self, names: list[str]) -> None:
         """None: an object is whole or absent (a PUT is atomic), so only presence is checked;
         footers are not fetched to list a table."""

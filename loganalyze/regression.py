@@ -10,10 +10,14 @@ baseline: (base - run) / base for throughput, (run - base) / base for latency.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from loganalyze.diagnosis import diagnose
 from loganalyze.diagnosis.base import SEVERITIES, Finding
 from loganalyze.errors import LoganalyzeError
+from loganalyze.metrics import compute
 from loganalyze.metrics.base import Family
+from loganalyze.run import Run
 
 HIGHER_IS_BETTER = {
     ("sweep", "single_stream_tok_s"): "single-stream output tok/s",
@@ -69,3 +73,27 @@ def failed(findings: Sequence[Finding], fail_on: str | None, worse: list[dict]) 
     if worse:
         return True
     return fail_on is not None and any(SEVERITIES.index(f.severity) <= SEVERITIES.index(fail_on) for f in findings)
+
+
+@dataclass
+class Gate:
+    """What `diagnose` prints and exits with: the findings, the regressions past the limit
+    (worst first) and whether the gate fails."""
+
+    findings: list[Finding]
+    regressions: list[dict]
+    failed: bool
+
+
+def gate(run: Run, baseline: Run | None = None, fail_on: str | None = None, max_regression: str | None = None) -> Gate:
+    """Diagnose `run` (against `baseline`) and apply the gates: `fail_on` a severity, and
+    `max_regression` ('5%' or '0.05', which needs a baseline) a loss against the baseline.
+    Each run's metrics are computed once, for the findings and the regressions both."""
+    if max_regression and baseline is None:
+        raise LoganalyzeError("--max-regression needs --baseline RUN")
+    limit = parse_limit(max_regression) if max_regression else None
+    computed = compute(run)
+    base_computed = compute(baseline) if baseline is not None else None
+    findings = diagnose(run, baseline, computed, base_computed)
+    worse = regressions(computed, base_computed, limit) if limit is not None else []
+    return Gate(findings, worse, failed(findings, fail_on, worse))

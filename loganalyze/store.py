@@ -7,28 +7,25 @@ crash at any moment leaves the store as it was before or after a commit (an inge
 many files commits chunk by chunk, loganalyze/ingestion/inputs.py `chunks`), with whole sources
 only; files left from a crash are removed by the next writer (`cleanup`).
 
-One `Store` holds all of that logic: staging, commit through the catalog, cleanup, the
-checked listing of a run's tables. Where the store lives is its `Backend`, which
+One `Store` holds all of that logic: staging (a source's parts, loganalyze/staging.py),
+commit through the catalog, cleanup, the checked listing of a run's tables. Where the store lives is its `Backend`, which
 supplies a few primitives: a folder on this machine (loganalyze/localfs.py: renames, an
 fcntl lock, footers) or an S3-compatible object store (loganalyze/objstore.py: copies, a
 conditional catalog PUT instead of a lock, objects younger than an hour left alone).
 `open_store` picks the backend from the root's name.
 
 Writers of a local store serialise on its lock around every read-modify-write of the
-catalog (commit, cleanup, repair); on an object store, of two concurrent commits one
+catalog (commit, cleanup, rm, repair); on an object store, of two concurrent commits one
 wins the conditional PUT and the other starts over from the catalog it lost to. Readers
 take no lock: they see one catalog and the files it lists, which are never changed once published.
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
 import json
 import os
 import re
-import shutil
 from collections.abc import Callable, Collection
 from datetime import datetime, timezone
 from pathlib import Path
@@ -40,7 +37,8 @@ from loganalyze import formats, objstore
 from loganalyze.backend import Backend
 from loganalyze.errors import LoganalyzeError
 from loganalyze.localfs import CATALOG, REPAIR_HINT, LocalBackend, write_errors
-from loganalyze.formats.tables import TABLE_NAME, conform, empty
+from loganalyze.formats.tables import TABLE_NAME, empty
+from loganalyze.staging import Staging
 
 __all__ = ["CATALOG", "REPAIR_HINT", "RUN_NAME", "SOURCE_ID", "TABLE_NAME", "Backend", "Staging", "Store",
            "check_run_name", "default_root", "open_store", "write_errors"]
@@ -48,9 +46,6 @@ __all__ = ["CATALOG", "REPAIR_HINT", "RUN_NAME", "SOURCE_ID", "TABLE_NAME", "Bac
 # \Z, not $: `$` also matches before a final newline, and a name is used as a path.
 RUN_NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}\Z")
 SOURCE_ID = re.compile(r"^[0-9a-f]{16}\Z")
-# zstd 1 writes ~20% faster than the default 3 and log tables come out the same size; lz4 saves
-# ~10% of the write for twice the bytes (docs/speed.md, "Parquet writes").
-PARQUET_ZSTD_LEVEL = 1
 COMMIT_TRIES = 20  # conditional catalog PUTs lost to other writers before a commit gives up
 
 _SOURCE_IDS: dict = {}  # "key": the backend's catalog version the sets were read from; run -> ids
@@ -105,46 +100,9 @@ def _catalog_problem(cat: object) -> str | None:
     return None
 
 
-class Staging:
-    """Table parts written for one source before they are published, under the backend's
-    staging area; `dir` is a local folder for what must be a file first (standard input,
-    a downloaded input)."""
-
-    def __init__(self, backend: Backend):
-        self.backend = backend
-        self.key, self.dir = backend.new_staging()
-        self.parts: dict[str, int] = {}
-        self.rows: dict[str, int] = {}
-
-    def part_key(self, table: str, n: int) -> str:
-        return f"{self.key}/{table}/{n:05d}.parquet"
-
-    def write(self, table: str, frame: pl.DataFrame) -> None:
-        """Encode in memory, then write ourselves: polars would hide ENOSPC/EFBIG in a ComputeError."""
-        if frame.height == 0:
-            return
-        n = self.parts.get(table, 0)
-        buf = io.BytesIO()
-        schema = formats.active().tables[table]
-        conform(frame, schema).write_parquet(buf, compression="zstd", compression_level=PARQUET_ZSTD_LEVEL)
-        self.backend.write(self.part_key(table, n), buf.getbuffer())
-        self.parts[table] = n + 1
-        self.rows[table] = self.rows.get(table, 0) + frame.height
-
-    def moves(self, run: str, source_id: str) -> list[tuple[str, str]]:
-        """(staged key, final key) of each of the source's parts."""
-        return [(self.part_key(table, i), f"{table}/run={run}/{source_id}-{i:05d}.parquet")
-                for table, n in self.parts.items() for i in range(n)]
-
-    def discard(self) -> None:
-        shutil.rmtree(self.dir, ignore_errors=True)
-        with contextlib.suppress(Exception):  # what stays is a leftover for a later cleanup
-            self.backend.delete([self.part_key(t, i) for t, n in self.parts.items() for i in range(n)])
-
-
 class Store:
     """A run store on a backend (or at a root, whose backend `backend_for` picks); every
-    method that writes holds the backend's `writing` or `lock`."""
+    method that writes holds the backend's `writing`."""
 
     def __init__(self, root: Backend | Path | str | None = None):
         self.backend: Backend = root if hasattr(root, "read_catalog") else backend_for(root)
@@ -165,9 +123,6 @@ class Store:
     @property
     def root(self) -> str:
         return self.backend.root
-
-    def lock(self) -> contextlib.AbstractContextManager[None]:
-        return self.backend.lock()
 
     @property
     def _snapshots(self) -> bool:
@@ -212,9 +167,24 @@ class Store:
             self._snapshot = cat
         return cat
 
-    def write_catalog(self, cat: dict) -> None:
-        """Replace the catalog; call under the lock."""
-        self.backend.put_catalog(_encode(cat), None)
+    def write_catalog(self, cat: dict, token: str | None) -> None:
+        """Replace the catalog read with `token`, within the backend's `writing`; a
+        LoganalyzeError when another writer replaced it since (on an object store)."""
+        if not self.backend.put_catalog(_encode(cat), token):
+            raise LoganalyzeError(f"store {self.root}: another writer changed the catalog meanwhile; try again")
+        self._snapshot, self._listings, self._ids = None, {}, {}
+
+    def change_catalog(self, change: Callable[[dict], None]) -> None:
+        """Read the catalog, `change` it in place and write it back, within the backend's
+        `writing`; where another writer's write came first (an object store's conditional
+        PUT), again from the catalog it wrote. `change` may raise to write nothing."""
+        for _ in range(COMMIT_TRIES):
+            cat, _, token = self.read_catalog()
+            change(cat)
+            if self.backend.put_catalog(_encode(cat), token):
+                self._snapshot, self._listings, self._ids = None, {}, {}
+                return
+        raise LoganalyzeError(f"store {self.root}: the catalog changed {COMMIT_TRIES} times meanwhile; try again")
 
     def runs(self) -> dict[str, dict]:
         runs = self.catalog()["runs"]

@@ -14,7 +14,7 @@ from loganalyze import formats
 from loganalyze.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
-# A bug in a test shows its traceback; users get a one-line "internal error" instead (cli.Group).
+# A bug in a test shows its traceback; users get a one-line "internal error" instead (cli.common.Group).
 os.environ.setdefault("LOGANALYZE_TRACEBACK", "1")
 
 FIXTURES = ROOT / "fixtures"

@@ -169,6 +169,6 @@ def test_fleet_summary_since_the_beginning_of_time(store):
 
 
 def test_an_unexpected_error_is_one_line_for_users(tmp_path):
-    boom = "import loganalyze.cli as c\ndef bad(*a, **k):\n    raise RuntimeError('boom')\nc.do_ingest = bad"
+    boom = "import loganalyze.cli.ingest as c\ndef bad(*a, **k):\n    raise RuntimeError('boom')\nc.do_ingest = bad"
     proc = cli_process("ingest", "x.log", "--store", str(tmp_path / "s"), prelude=boom)
     assert_one_line(proc, "internal error (RuntimeError: boom)")

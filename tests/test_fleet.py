@@ -4,9 +4,11 @@ local one, row for row. Skipped, saying why, without moto[server] or ray (the te
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import threading
+import time
 import uuid
 from datetime import timedelta
 
@@ -203,10 +205,64 @@ def test_cleanup_removes_only_old_unlisted_objects(s3, monkeypatch):
     assert la.query("SELECT count(*) AS n FROM stats", store=store).collect()["n"][0] == 40
 
 
-def test_endpoint_option_and_commands_that_need_a_lock(s3, monkeypatch):
+def after_this_second() -> None:
+    """Wait for the next whole second: S3 times objects to the second, and `rm` deletes only
+    what is older than the catalog it wrote."""
+    time.sleep(1.02 - time.time() % 1)
+
+
+def objects(s3, store: str, under: str = "") -> list[str]:
+    prefix = store[len("s3://fleet/"):]
+    listed = s3["client"].list_objects_v2(Bucket="fleet", Prefix=f"{prefix}/{under}").get("Contents", [])
+    return sorted(o["Key"][len(prefix) + 1:] for o in listed)
+
+
+def test_endpoint_option_and_rm_on_s3(s3, monkeypatch):
     monkeypatch.delenv("LOGANALYZE_S3_ENDPOINT")
     store = fresh()
-    cli("--s3-endpoint", s3["endpoint"], "ingest", f"{DAY}/c0/host0003.log.gz", "--store", store, "-q")
+    for run, host in (("run1", "host0003"), ("run2", "host0004")):
+        cli("--s3-endpoint", s3["endpoint"], "ingest", f"{DAY}/c0/{host}.log.gz", "--store", store, "--run", run, "-q")
     assert "run1" in cli("--s3-endpoint", s3["endpoint"], "runs", "--store", store)
-    refused = CliRunner().invoke(main, ["--s3-endpoint", s3["endpoint"], "rm", "run1", "--yes", "--store", store])
-    assert refused.exit_code == 2 and "needs a local store" in refused.output
+    kept = [k for k in objects(s3, store) if "/run=run2/" in k]
+    after_this_second()
+    out = cli("--s3-endpoint", s3["endpoint"], "rm", "run1", "--yes", "--store", store)
+    assert out == "removed run run1\n"
+    assert list(Store(store).runs()) == ["run2"]
+    assert [k for k in objects(s3, store) if "/run=" in k] == kept and kept
+    missing = CliRunner().invoke(main, ["--s3-endpoint", s3["endpoint"], "rm", "run1", "--yes", "--store", store])
+    assert missing.exit_code == 2 and "no run 'run1'" in missing.output
+
+
+def test_rm_on_s3_leaves_objects_a_later_commit_may_list(s3):
+    """An object written since the catalog (a writer that commits into a run of this name
+    after rm) is never deleted: only objects older than the catalog are."""
+    store = fresh()
+    la.ingest([f"{DAY}/c0/host0005.log.gz"], run="r", store=store)
+    old = objects(s3, store, "stats/run=r/")
+    after_this_second()
+    Store(store).change_catalog(lambda cat: None)  # the catalog is now younger than every object
+    s3["client"].put_object(Bucket="fleet", Key=f"{store[len('s3://fleet/'):]}/stats/run=r/{'f' * 16}-00000.parquet",
+                            Body=b"a concurrent writer's")
+    assert Store(store).backend.unlisted(["stats/run=r/"]) == [f"stats/run=r/{k.split('/')[-1]}" for k in old] and old
+
+
+def test_check_and_repair_on_s3(s3):
+    store = fresh()
+    la.ingest([f"{DAY}/c0/host0006.log.gz"], run="a", store=store)
+    la.ingest([f"{DAY}/c0/host0007.log.gz"], run="b", store=store)
+    assert cli("check", "--store", store) == f"store {store}: no problems\n"
+    prefix = store[len("s3://fleet/"):]
+    damaged = next(k for k in objects(s3, store, "stats/run=a/"))
+    s3["client"].put_object(Bucket="fleet", Key=f"{prefix}/{damaged}", Body=b"not parquet")
+    found = CliRunner().invoke(main, ["check", "--store", store, "--format", "json"])
+    assert found.exit_code == 1
+    assert [(p["kind"], p["run"]) for p in json.loads(found.output)["problems"]] == [("unreadable", "a")]
+    repaired = CliRunner().invoke(main, ["check", "--repair", "--store", store, "--format", "json"])
+    assert repaired.exit_code == 0 and [lost["run"] for lost in json.loads(repaired.output)["lost"]] == ["a"]
+    assert list(Store(store).runs()) == ["b"]
+    s3["client"].put_object(Bucket="fleet", Key=f"{prefix}/catalog.json", Body=b"{")
+    assert CliRunner().invoke(main, ["check", "--store", store]).exit_code == 1
+    rebuilt = CliRunner().invoke(main, ["check", "--repair", "--store", store, "--format", "json"])
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert sorted({r["run"] for r in json.loads(rebuilt.output)["recovered"]}) == ["b"]
+    assert any(k.startswith("catalog.json.damaged-") for k in objects(s3, store, "catalog.json"))

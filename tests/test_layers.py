@@ -24,8 +24,8 @@ PACKAGES = ("loganalyze",)
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("reading", ("loganalyze.errors", "loganalyze.reader", "loganalyze.version")),
     ("formats and parsing", ("loganalyze.formats", "loganalyze.wrappers")),
-    ("store", ("loganalyze.store", "loganalyze.backend", "loganalyze.localfs", "loganalyze.objstore",
-               "loganalyze.catalog", "loganalyze.check", "loganalyze.labels")),
+    ("store", ("loganalyze.store", "loganalyze.staging", "loganalyze.backend", "loganalyze.localfs", "loganalyze.objstore",
+               "loganalyze.runs", "loganalyze.check", "loganalyze.labels")),
     ("ingestion", ("loganalyze.ingestion",)),
     ("run", ("loganalyze.run",)),
     ("metrics", ("loganalyze.metrics", "loganalyze.kinds")),

@@ -3,7 +3,7 @@
 A kind's samples are fed together as one small log: a multi-line sample (a banner, a
 traceback) then stays one event, and independent lines stay separate rows. Every line
 must be claimed, and every row produced must carry the kind's name. Every built-in format
-also passes `loganalyze formats --check` (loganalyze.formats.userformat.check): fields that fit their
+also passes `loganalyze formats --test` (loganalyze.formats.samples.run_samples): fields that fit their
 types, and the values its `Sample`s expect.
 """
 
@@ -16,7 +16,7 @@ from loganalyze import formats
 from loganalyze.wrappers import unwrap
 from loganalyze.formats.parse import Context, parse
 from loganalyze.formats.spec import LogFormat, expected
-from loganalyze.formats.userformat import check
+from loganalyze.formats.samples import run_samples
 
 LINE_FORMATS = [pytest.param(fmt, id=fmt.name) for fmt in formats.FORMATS.values() if isinstance(fmt, LogFormat)]
 KINDS = [
@@ -45,7 +45,7 @@ def test_kind_samples_are_claimed_by_the_kind(fmt, kind):
 
 @pytest.mark.parametrize("fmt", LINE_FORMATS)
 def test_every_builtin_format_passes_its_own_check(fmt):
-    results = check(fmt)
+    results = run_samples(fmt)
     assert [(r.kind, r.problem, r.sample[:80]) for r in results if r.problem] == []
     asserted = [r for r in results if expected(r.sample)]
     assert len(asserted) >= 3, f"{fmt.name}: give a few samples (stats lines first) the values they must parse to"

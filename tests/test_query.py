@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import loganalyze as la
 from conftest import sample
-from loganalyze.catalog import remove_run, select_runs
+from loganalyze.runs import remove_run, select_runs
 from loganalyze.cli import main
 from loganalyze.errors import LoganalyzeError
 from loganalyze.export import export_run
@@ -131,7 +131,7 @@ def test_export_folder_as_csv_flattens_nested_columns(three, tmp_path):
 
 
 def test_rm_removes_catalog_entry_then_files(three):
-    assert [p.parent.name for p in remove_run("r16", three)] == ["requests", "stats"]
+    assert [Path(p).parent.name for p in remove_run("r16", three)] == ["requests", "stats"]
     assert sorted(three.runs()) == ["r02", "r24"]
     assert not list(Path(three.root).glob("*/run=r16"))
     assert la.query(PEAKS, store=three).collect()["run"].to_list() == ["r02"]

@@ -18,9 +18,11 @@ from loganalyze import formats
 from conftest import FIXTURES, SAMPLES
 from loganalyze.cli import main
 from loganalyze.errors import LoganalyzeError
-from loganalyze.formats import sglang, userformat
+from loganalyze.formats import dump as dumping, sglang, userformat
 from loganalyze.formats.spec import LogFormat, expected
-from loganalyze.formats.userformat import check, dump, load
+from loganalyze.formats.dump import dump
+from loganalyze.formats.samples import run_samples
+from loganalyze.formats.userformat import load
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -68,7 +70,7 @@ def test_sglang_as_data_is_the_same_declaration():
 
 
 def test_sglang_as_data_checks_its_samples_like_the_builtin():
-    data, builtin = check(load(SGLANG_TOML).format), check(sglang.FORMAT)
+    data, builtin = run_samples(load(SGLANG_TOML).format), run_samples(sglang.FORMAT)
     assert [c.to_dict() for c in data] == [c.to_dict() for c in builtin]
     decode = next(c for c in data if c.kind == "decode_stats")
     assert decode.problem is None
@@ -106,7 +108,7 @@ def test_a_dumped_builtin_loads_back_and_parses_its_samples_to_the_same_values(t
     dumped = CliRunner().invoke(main, ["formats", "--dump", name])
     assert dumped.exit_code == 0, dumped.output
     builtin = formats.FORMATS[name]
-    code = [k.name for k in builtin.kinds if userformat.needs_code(k, userformat.DATA_HANDLERS.get(name, {}).get(k.name))]
+    code = [k.name for k in builtin.kinds if dumping.needs_code(k, dumping.DATA_HANDLERS.get(name, {}).get(k.name))]
     header = dumped.output.split("\n\n")[0].splitlines()
     listed = " ".join(line[4:] for line in header if line.startswith("#   ")).split(", ")
     assert listed == (code or [""]), "the header names every kind that needs a handler"
@@ -117,7 +119,7 @@ def test_a_dumped_builtin_loads_back_and_parses_its_samples_to_the_same_values(t
     path.write_text(dumped.output)
     checked = CliRunner().invoke(main, ["--formats", str(path), "formats", "--check", str(path), "--format", "json"])
     assert checked.exit_code == 0, checked.output
-    want = [c.to_dict() for c in check(builtin) if c.kind not in code]
+    want = [c.to_dict() for c in run_samples(builtin) if c.kind not in code]
     assert json.loads(checked.output)["samples"] == want and want
     data = {k.name: k for k in load(path).format.kinds}
     assert [expected(s) for k in builtin.kinds if k.name in data for s in k.samples] == \
@@ -145,7 +147,7 @@ def test_dump_refuses_a_handler_it_cannot_name():
 
 
 def test_llamacpp_example_passes_its_check():
-    results = check(load(LLAMA_TOML).format)
+    results = run_samples(load(LLAMA_TOML).format)
     assert [(c.kind, c.problem) for c in results] == [
         ("timing", None), ("new_prompt", None), ("request", None), ("listening", None), ("slot_step", None),
         ("slot_step", None)]
@@ -227,7 +229,7 @@ def write(tmp_path, text: str, name: str = "tiny.toml"):
 def test_check_reports_each_kind_of_failure(tmp_path):
     text = GOOD.replace('samples = ["tiny count=7"]', 'samples = ["tiny count=7", "tiny count=x", "tiny other"]')
     text += '[[kinds]]\nname = "shadowed"\ntable = "events"\nneedle = "count="\nsamples = ["count=1"]\n'
-    results = check(load(write(tmp_path, text)).format)
+    results = run_samples(load(write(tmp_path, text)).format)
     assert [(c.kind, c.problem) for c in results] == [
         ("count", None),
         ("count", "field n: 'x' is not a valid int"),
@@ -242,7 +244,7 @@ def test_check_asserts_the_values_a_sample_expects(tmp_path):
                '{ line = "tiny count=9", expect = {} }, { line = "tiny count=x", expect = { n = 1 } }]')
     fmt = load(write(tmp_path, GOOD.replace('samples = ["tiny count=7"]', samples))).format
     assert expectations(fmt) == [{"n": 7}, {"n": 9}, {}, {"n": 1}]
-    assert [c.problem for c in check(fmt)] == [
+    assert [c.problem for c in run_samples(fmt)] == [
         None, "field n: expected 9, got 8", "field n: got 9, which the sample does not expect",
         "field n: expected 1, got null"]
     again = load(write(tmp_path, dump(fmt), "again.toml")).format
@@ -334,3 +336,11 @@ def test_a_format_file_changes_the_process_registry_only():
     with formats.using(formats.BUILTIN.copy()):
         assert "llamacpp-example" not in formats.active().formats
     assert "llamacpp-example" in formats.active().formats
+
+
+def test_formats_test_and_its_earlier_name_check_agree():
+    """`formats --test` is the flag; `--check`, its earlier name ("check" is now the store's
+    command only), still works and is left out of --help."""
+    new, old = (CliRunner().invoke(main, ["formats", flag, "nccl-tests"]) for flag in ("--test", "--check"))
+    assert new.exit_code == old.exit_code == 0 and new.output == old.output
+    assert "--check" not in CliRunner().invoke(main, ["formats", "--help"]).output

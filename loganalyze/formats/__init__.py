@@ -9,8 +9,6 @@ same objects and installs into the process's registry (docs/formats.md).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from types import MappingProxyType
 
 import polars as pl
@@ -18,7 +16,7 @@ import polars as pl
 from loganalyze.formats import (bench, bench_json, bench_tables, nccl, nccl_tests, prometheus, server_metrics, sglang,
                                 vllm)
 from loganalyze.formats.parse import kind_share, score
-from loganalyze.formats.registry import Format, Registry
+from loganalyze.formats.registry import Format, Registry, active, start, using  # noqa: F401 (formats.using)
 from loganalyze.formats.spec import FileFormat, LogFormat
 from loganalyze.formats.tables import CANONICAL
 
@@ -29,23 +27,7 @@ BUILTIN = Registry(
 # The built-in formats by name, read-only (what format files can add is in `active()`).
 FORMATS = MappingProxyType(BUILTIN.formats)
 
-_active = BUILTIN.copy()
-
-
-def active() -> Registry:
-    """The process's registry: the built-in formats and tables, and the format files installed."""
-    return _active
-
-
-@contextmanager
-def using(registry: Registry) -> Iterator[Registry]:
-    """Make `registry` the process's for the block; the one before comes back after it."""
-    global _active
-    before, _active = _active, registry
-    try:
-        yield registry
-    finally:
-        _active = before
+start(BUILTIN.copy())  # the process's registry, `active()`, until format files are installed into it
 
 MIN_SCORE = 0.01
 MIN_OWN = 0.02  # of the sample lines taken by a format's own kinds, for a file without its marks

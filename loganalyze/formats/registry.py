@@ -4,14 +4,19 @@ A `Registry` holds the formats by name (in the order detection tries them), ever
 schema by name, and which formats and tables came from format files. The built-in one
 (`loganalyze.formats.BUILTIN`) is made once from the format modules' declarations and never
 changes. Ingest, the store and the `formats` command read the process's registry,
-`loganalyze.formats.active()`: a copy of the built-in one, into which `--formats`,
-`$LOGANALYZE_FORMATS` and `la.load_formats` install format files. `loganalyze.formats.using`
-puts another registry in its place for a block and the old one back after, which is how a
-test, or a library user who wants a format for one ingest only, leaves nothing behind.
+`active()` (also `loganalyze.formats.active()`): a copy of the built-in one, which
+loganalyze/formats/__init__.py `start`s, and into which `--formats`, `$LOGANALYZE_FORMATS`
+and `la.load_formats` install format files. `using` puts another registry in its place for
+a block and the old one back after, which is how a test, or a library user who wants a
+format for one ingest only, leaves nothing behind. They live here, not in the package's
+`__init__`, so that a module of the package that reads them (the format-file loader, say)
+needs nothing that `__init__` imports: `__init__` may then import it without a cycle.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,3 +56,30 @@ class Registry:
     def line_formats(self) -> list[str]:
         """The names of the formats read line by line (the ones a format file can say)."""
         return [n for n, f in self.formats.items() if isinstance(f, LogFormat)]
+
+
+_active: Registry | None = None
+
+
+def start(registry: Registry) -> None:
+    """Make `registry` the process's (loganalyze/formats/__init__.py does, with a copy of the
+    built-in one, when the package is imported)."""
+    global _active
+    _active = registry
+
+
+def active() -> Registry:
+    """The process's registry: the built-in formats and tables, and the format files installed."""
+    assert _active is not None, "loganalyze.formats starts the registry when it is imported"
+    return _active
+
+
+@contextmanager
+def using(registry: Registry) -> Iterator[Registry]:
+    """Make `registry` the process's for the block; the one before comes back after it."""
+    global _active
+    before, _active = _active, registry
+    try:
+        yield registry
+    finally:
+        _active = before

@@ -29,7 +29,7 @@ class Sample(str):
 
     It is a `str`, so everything that reads a kind's samples as lines (the tests that wrap
     or mix them) reads it unchanged. `expect` is every non-null field of the sample's row,
-    exactly (`{}`: a marker line that carries no fields); `formats --check` asserts it. A
+    exactly (`{}`: a marker line that carries no fields); `formats --test` asserts it. A
     plain string sample is checked only for being claimed and for fields that fit their type.
     It compares equal to its line, as a str does: compare `expected(...)` for the values.
     """

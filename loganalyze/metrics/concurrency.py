@@ -38,7 +38,7 @@ def find_cap(config: pl.DataFrame, decode: pl.DataFrame,
     _, num, row = config_value(config, "max_running_requests", "max_num_seqs")
     if num is not None:
         cap = int(num)
-        dp_text, dp, _ = config_value(config, "dp_size")
+        _, dp, _ = config_value(config, "dp_size")
         attn_dp, _, _ = config_value(config, "enable_dp_attention")
         if attn_dp == "True" and dp and dp > 1:
             cap //= int(dp)

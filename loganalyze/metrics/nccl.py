@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import polars as pl
 
-import loganalyze.formats.nccl  # noqa: F401  (registers the nccl tables)
-import loganalyze.formats.nccl_tests  # noqa: F401
 from loganalyze.kinds import kind_in, kind_prefix, kinds
 from loganalyze.metrics.base import Family, round_or_none
 from loganalyze.run import Run

@@ -1,10 +1,12 @@
-"""Runs as entries of the catalog: choosing them by date or engine, and removing one.
+"""A store's runs, whole: choosing them by date or engine, and removing one (`runs`, `rm`).
 
-Removal follows the store's rule that the catalog is the commit point: the run leaves
-the catalog first (one atomic rewrite), then its files are deleted. A crash in between
-leaves only unlisted files, which the next writer's cleanup removes; the run is never
-half there. Both steps hold the store's lock, so no ingest publishes into the run while
-its folders are being deleted.
+The catalog itself, and its rules, are the store's (loganalyze/store.py). Removal follows
+them: the run leaves the catalog first (one atomic rewrite), then its files are deleted.
+A crash in between leaves only unlisted files, which the next writer's cleanup removes;
+the run is never half there. On a folder both steps hold the store's lock, so no ingest
+publishes into the run while its folders are being deleted; on an object store the
+catalog write is conditional and only files older than it are deleted (objstore.py,
+`unlisted`).
 """
 
 from __future__ import annotations
@@ -38,14 +40,13 @@ def run_folders(store: Store, name: str) -> list[str]:
                   if f.endswith(f"/run={name}/") and TABLE_NAME.match(f.split("/")[0]))
 
 
-def remove_run(name: str, store: Store | str | Path | None = None) -> list[Path]:
-    """Remove a run from the catalog, then its files; returns the folders removed.
-    Needs the store's lock (a local store)."""
+def remove_run(name: str, store: Store | str | Path | None = None) -> list[str]:
+    """Remove a run from the catalog, then its files; returns the names removed (folders
+    whole on a local store, objects on an object store)."""
     store = open_store(store)
     check_run_name(name)
-    with store.lock():
-        cat = store.catalog()
-        store.run(name)
-        del cat["runs"][name]
-        store.write_catalog(cat)
-        return [Path(f) for f in store.remove(run_folders(store, name))]
+
+    with store.backend.writing():
+        store.run(name)  # raises, naming the runs there are
+        store.change_catalog(lambda cat: cat["runs"].pop(name, None))
+        return store.remove(store.backend.unlisted(run_folders(store, name)))
