@@ -14,6 +14,8 @@ from loganalyze.diagnosis.base import Context, Finding, extreme_rows
 MIN_CAPPED = 0.05  # fraction of decode intervals at the cap with a queue
 CRITICAL_CAPPED = 0.25  # or more requests waiting than running at some point
 FEW_ROWS = 3  # capped intervals below which an inferred cap has low confidence
+FEW_INTERVALS = 10  # stats lines below which the share at the cap is a small sample (docs/formats-sources.md#vllm-server-logs)
+LOWER = {"high": "medium", "medium": "low", "low": "low"}
 
 
 def _recommendation(cap: int, reset: bool, engine_flag: str) -> str:
@@ -59,6 +61,11 @@ def check(ctx: Context) -> list[Finding]:
         verdict += (f" No server configuration in the log: the cap is inferred from {s['cap_rows']} interval(s) "
                     "at the same maximum with a queue.")
     sweep_text, sweep_metrics = _sweep(ctx)
+    confidence = ("medium" if s["cap_source"] == "speculative default" else "high" if s["cap_source"] != "inferred"
+                  else "medium" if s["cap_rows"] >= FEW_ROWS else "low")
+    if s["decode_rows"] < FEW_INTERVALS:
+        verdict += _few_rows(timeline, s)
+        confidence = LOWER[confidence]
     return [Finding(
         id="concurrency-cap",
         severity="critical" if capped >= CRITICAL_CAPPED or (s["queue_max"] or 0) >= s["cap"] else "warning",
@@ -67,12 +74,20 @@ def check(ctx: Context) -> list[Finding]:
         impact=float(wait_share),
         impact_text=f"{wait_share:.0%} of offered requests wait in the queue while the server is at the cap",
         recommendation=_recommendation(s["cap"], reset, engine_flag),
-        confidence=("medium" if s["cap_source"] == "speculative default" else "high" if s["cap_source"] != "inferred"
-                    else "medium" if s["cap_rows"] >= FEW_ROWS else "low"),
+        confidence=confidence,
         evidence=evidence,
         metrics={k: s[k] for k in ("cap", "cap_source", "speculative_reset", "capped_fraction", "queue_max",
                                    "queue_mean_at_cap", "token_usage_max", "running_max")} | sweep_metrics,
     )]
+
+
+def _few_rows(timeline: pl.DataFrame, s: dict) -> str:
+    """What a short sample of stats lines leaves open: how many there are and how far apart
+    (vLLM logs one per 10 s by default), so a share of them is a rough one."""
+    gap = timeline["ts"].diff().dt.total_seconds().median() if "ts" in timeline.columns else None
+    apart = f", about {gap:.0f} s apart" if gap else ""
+    return (f" This rests on {s['decode_rows']} stats line{'s' if s['decode_rows'] != 1 else ''} only{apart} ({s['cap_rows']} at the cap with a queue): "
+            "what happened between them is not logged, so the share at the cap is rough.")
 
 
 def _sweep(ctx: Context) -> tuple[str, dict]:

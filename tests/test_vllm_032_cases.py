@@ -1,0 +1,19 @@
+"""Findings on the real vLLM 0.32 runs recorded by benchmarks/record_vllm.py (the second batch of
+cases: the default stats interval, a request-rate client, prefix caching, chunked prefill, an engine
+killed under AIPerf, a GuideLLM sweep), read from the lines those programs wrote."""
+
+from __future__ import annotations
+
+from conftest import FIXTURES
+from loganalyze.diagnosis import diagnose
+
+VLLM = FIXTURES / "engines" / "vllm-0.32"
+
+
+def test_a_cap_on_ten_second_stats_lines_says_how_few_they_are(ingest_one):
+    """vLLM's default interval: 7 stats lines over the load, 4 of them at Running 4 with 8-12 waiting."""
+    _, run = ingest_one(VLLM / "capped-10s" / "server.log")
+    (cap,) = [f for f in diagnose(run) if f.id == "concurrency-cap"]
+    assert cap.metrics["cap"] == 4 and cap.metrics["queue_max"] == 12
+    assert "rests on 7 stats lines only, about 10 s apart (4 at the cap with a queue)" in cap.verdict
+    assert cap.confidence == "medium"  # the cap is the configuration's; the share of 7 lines is rough
