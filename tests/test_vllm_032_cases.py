@@ -17,3 +17,14 @@ def test_a_cap_on_ten_second_stats_lines_says_how_few_they_are(ingest_one):
     assert cap.metrics["cap"] == 4 and cap.metrics["queue_max"] == 12
     assert "rests on 7 stats lines only, about 10 s apart (4 at the cap with a queue)" in cap.verdict
     assert cap.confidence == "medium"  # the cap is the configuration's; the share of 7 lines is rough
+
+
+def test_an_engine_core_killed_mid_load_is_named_as_such(ingest_one):
+    """kill -9 of EngineCore_DP0 under load: the API server's 'engine core exited unexpectedly'
+    (line 154) is the cause, its EngineDeadError tracebacks after the cleanup lines the consequence."""
+    _, run = ingest_one(VLLM / "unclean-shutdown" / "server.log")
+    crash = diagnose(run)[0]
+    assert (crash.id, crash.severity, crash.title) == ("crash", "critical", "Engine core died")
+    assert "exited unexpectedly (" in crash.verdict and "line 154), with no error or traceback" in crash.verdict
+    assert "the 19 error(s) after it are the API server's consequence (EngineDeadError)" in crash.verdict
+    assert crash.evidence[0].line == 154
