@@ -28,3 +28,22 @@ def test_an_engine_core_killed_mid_load_is_named_as_such(ingest_one):
     assert "exited unexpectedly (" in crash.verdict and "line 154), with no error or traceback" in crash.verdict
     assert "the 19 error(s) after it are the API server's consequence (EngineDeadError)" in crash.verdict
     assert crash.evidence[0].line == 154
+
+
+def test_long_prompts_through_a_small_step_budget_are_prefill_bound(ingest_one):
+    """--max-num-batched-tokens 128 and 1,500-token prompts (bench: 72,009 input tokens, 48 requests):
+    requests wait with free seq slots and an empty KV cache."""
+    case = VLLM / "chunked-prefill"
+    _, run = ingest_one(case / "server.log", *sorted(case.glob("vllm-*.json")))
+    (pb,) = [f for f in diagnose(run) if f.id == "prefill-bound"]
+    assert pb.metrics == {"budget": 128, "mean_prompt": 1500.2, "held_rows": 11, "loaded_rows": 13}
+    assert "each takes about 12 steps to prefill" in pb.verdict
+    assert pb.evidence[0].text.endswith("Chunked prefill is enabled with max_num_batched_tokens=128.")
+    assert not [f for f in diagnose(run) if f.id in ("concurrency-cap", "kv-pressure")]
+
+
+def test_short_prompts_under_the_default_budget_are_not_prefill_bound(ingest_one):
+    """The capped run: 64-token prompts, the default budget: its queue is the sequence cap's."""
+    case = VLLM / "capped"
+    _, run = ingest_one(case / "server.log", case / "bench.txt")
+    assert not [f for f in diagnose(run) if f.id == "prefill-bound"]
