@@ -615,7 +615,8 @@ def case_engine_killed_aiperf() -> None:
     c = Case("engine-killed-aiperf")
     with server(c, *BASE, "--max-num-seqs", "8") as proc:
         kill_core_mid_load(c, proc, aiperf_cmd(8, 150, 64, 256), "aiperf.txt", {}, unset=("HF_HUB_OFFLINE",))
-    write_expected(c, ["crash"], ["concurrency-cap", "kv-pressure", "hang", "slow-decode", "oom"], "warning",
+    write_expected(c, ["crash", "bench-failures"], ["concurrency-cap", "kv-pressure", "hang", "slow-decode", "oom"],
+                   "critical",
                    "AIPerf at --concurrency 8; mid-load the engine core process was killed (kill -9): the API "
                    "server logs that the engine core died, EngineDeadError for the streams in flight, and exits; "
                    "AIPerf's requests fail from then on (connection errors); a crash, the top finding, not the "
