@@ -105,3 +105,19 @@ def test_the_whole_export_adds_its_preemptions(ingest_one):
 def test_low_exported_usage_is_no_kv_pressure(exports):
     """The healthy AIPerf run: KV usage at most 0.003, nothing waits."""
     assert not [f for f in diagnose(exports[1]) if f.id == "kv-pressure"]
+
+
+def test_exported_gauges_alone_show_a_cap(ingest_one):
+    """AIPerf --concurrency 16 against --max-num-seqs 4: running p25-max 4, waiting p50 12, KV 0.0015."""
+    export = VLLM / "aiperf-capped" / "artifacts" / "server_metrics_export"
+    _, run = ingest_one(export.with_suffix(".json"), export.with_suffix(".csv"))
+    (cap,) = diagnose(run)
+    assert (cap.id, cap.severity, cap.confidence, cap.metrics["cap"]) == ("concurrency-cap", "warning", "medium", 4)
+    assert "waiting p50 12, max 12" in cap.verdict and "--max-num-seqs above 4" in cap.recommendation
+
+
+def test_a_kv_bound_or_healthy_export_is_no_cap(ingest_one, exports):
+    """KV pressure: running p50 2 of a max 8; healthy: running p50 0, nothing waits."""
+    _, run = ingest_one(KV_EXPORT.with_suffix(".csv"))
+    assert [f.id for f in diagnose(run)] == ["kv-pressure"]
+    assert not diagnose(exports[1])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from loganalyze.diagnosis.base import Context, Finding, extreme_rows
+from loganalyze.diagnosis.kv_pressure import FULL, exported_gauges
 
 MIN_CAPPED = 0.05  # fraction of decode intervals at the cap with a queue
 CRITICAL_CAPPED = 0.25  # or more requests waiting than running at some point
@@ -29,7 +30,7 @@ def _recommendation(cap: int, reset: bool, engine_flag: str) -> str:
 def check(ctx: Context) -> list[Finding]:
     c = ctx.metrics.get("concurrency")
     if not c:
-        return _configured_only(ctx, None)
+        return _from_gauges(ctx) or _configured_only(ctx, None)
     s = c.summary
     if not s["cap"]:
         return []
@@ -78,6 +79,33 @@ def check(ctx: Context) -> list[Finding]:
         evidence=evidence,
         metrics={k: s[k] for k in ("cap", "cap_source", "speculative_reset", "capped_fraction", "queue_max",
                                    "queue_mean_at_cap", "token_usage_max", "running_max")} | sweep_metrics,
+    )]
+
+
+def _from_gauges(ctx: Context) -> list[Finding]:
+    """No stats lines, but AIPerf's server-metrics export: `running` at its maximum in half of
+    its scrapes or more (p50 = max) while requests wait in half of them (waiting p50 > 0) and
+    the KV cache is never full is a sequence cap at that maximum (docs/formats-sources.md#server-metrics)."""
+    g = exported_gauges(ctx)
+    if (not g or not g["running_max"] or g["running_p50"] != g["running_max"] or not g["waiting_p50"]
+            or (g["usage_max"] or 0) >= FULL):
+        return []
+    cap = int(g["running_max"])
+    flag = "--max-running-requests" if ctx.run.table("metrics").filter(pl.col("name").str.starts_with("sglang:")) \
+        .head(1).collect().height else "--max-num-seqs"
+    return [Finding(
+        id="concurrency-cap", severity="warning", title=f"Concurrency capped at {cap}",
+        verdict=(f"AIPerf's server-metrics export: running requests at their maximum of {cap} in half of its "
+                 f"scrapes or more (p50 {g['running_p50']:g}) while requests wait in half of them or more (waiting "
+                 f"p50 {g['waiting_p50']:g}, max {g['waiting_max']:g}), KV usage at most {g['usage_max']:.2f}: a "
+                 f"cap of {cap} running requests holds them, not memory. No server log here says the configured "
+                 "value, and the export's statistics are each gauge's own (the cap is inferred)."),
+        impact=round(min(1.0, g["waiting_p50"] / (g["waiting_p50"] + cap)), 2),
+        impact_text="requests wait in the queue while the server runs at the cap",
+        recommendation=_recommendation(cap, False, flag),
+        confidence="medium", evidence=ctx.evidence(g["evidence"]),
+        metrics={"cap": cap, "cap_source": "inferred from the exported gauges", "queue_max": g["waiting_max"],
+                 "token_usage_max": g["usage_max"], "running_max": g["running_max"]},
     )]
 
 

@@ -61,13 +61,15 @@ def exported_gauges(ctx: Context) -> dict | None:
         .select(pl.col("stat").str.extract(r"^p([\d.]+)").cast(pl.Float64).min())
     lowest = level.item()
 
-    def top(gauge: str) -> float | None:
-        return rows.filter(pl.col("name").str.contains(GAUGES[gauge]) & (pl.col("stat") == "max"))["value"].max()
+    def stat(gauge: str, which: str) -> float | None:
+        return rows.filter(pl.col("name").str.contains(GAUGES[gauge]) & (pl.col("stat") == which))["value"].max()
 
     evidence = rows.filter(pl.col("stat") == "max").sort("source", "line_no") \
         .unique(["name"], keep="first", maintain_order=True)
     return {"near_full_min": round(1 - lowest / 100, 2) if lowest is not None else 0.0,
-            "usage_max": top("usage"), "waiting_max": top("waiting"), "running_max": top("running"),
+            "usage_max": stat("usage", "max"), "waiting_max": stat("waiting", "max"),
+            "running_max": stat("running", "max"),
+            "running_p50": stat("running", "p50"), "waiting_p50": stat("waiting", "p50"),
             "evidence": evidence.select("source", "line_no", "raw")}
 
 
