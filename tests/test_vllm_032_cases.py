@@ -19,6 +19,13 @@ def test_a_cap_on_ten_second_stats_lines_says_how_few_they_are(ingest_one):
     assert cap.confidence == "medium"  # the cap is the configuration's; the share of 7 lines is rough
 
 
+def test_one_benchmark_above_the_cap_is_no_sweep(ingest_one):
+    case = VLLM / "capped-10s"
+    _, run = ingest_one(case / "server.log", case / "bench.txt")
+    (cap,) = [f for f in diagnose(run) if f.id == "concurrency-cap"]
+    assert cap.verdict.endswith("The benchmark's concurrency of 16 is above the cap.") and "sweep" not in cap.verdict
+
+
 def test_an_engine_core_killed_mid_load_is_named_as_such(ingest_one):
     """kill -9 of EngineCore_DP0 under load: the API server's 'engine core exited unexpectedly'
     (line 154) is the cause, its EngineDeadError tracebacks after the cleanup lines the consequence."""

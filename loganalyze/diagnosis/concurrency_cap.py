@@ -125,6 +125,8 @@ def _sweep(ctx: Context) -> tuple[str, dict]:
     if hit is None or hit.height == 0:
         return "", {}
     s, first = sweep.summary, int(hit["c"][0])
+    if sweep.frames["levels"].height == 1:  # one benchmark run, no sweep to plateau
+        return (f" The benchmark's concurrency of {first} is above the cap.", {"cap_hit_at_c": first})
     plateau = f"plateaus at {s['peak_tok_s']:,.0f} output tok/s from C={s['knee_level']} and " if s["knee_level"] else ""
     return (f" The benchmark sweep {plateau}first hits the cap at C={first}.",
             {"cap_hit_at_c": first, "plateau_from_c": s["knee_level"], "plateau_tok_s": s["peak_tok_s"]})
