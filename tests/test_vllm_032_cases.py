@@ -54,3 +54,17 @@ def test_short_prompts_under_the_default_budget_are_not_prefill_bound(ingest_one
     case = VLLM / "capped"
     _, run = ingest_one(case / "server.log", case / "bench.txt")
     assert not [f for f in diagnose(run) if f.id == "prefill-bound"]
+
+
+def test_aiperf_per_request_errors_name_the_cause_without_a_server_log(ingest_one):
+    """Only AIPerf's artifacts: the errors of profile_export.jsonl say why requests failed."""
+    art = VLLM / "aiperf-failing" / "artifacts"
+    _, run = ingest_one(art / "profile_export.jsonl", art / "profile_export_aiperf.json")
+    (failed,) = [f for f in diagnose(run) if f.id == "bench-failures" and f.metrics.get("problem") == "failed-requests"]
+    assert "HTTP 400 Bad Request: This model's maximum context length is 256 tokens." in failed.verdict
+    assert "(x15)" in failed.verdict and "max_model_len" in failed.recommendation
+    art = VLLM / "engine-killed-aiperf" / "artifacts"
+    _, run = ingest_one(art / "profile_export.jsonl", art / "profile_export_aiperf.json")
+    (failed,) = [f for f in diagnose(run) if f.id == "bench-failures" and f.metrics.get("problem") == "failed-requests"]
+    assert ("ClientConnectorError: ConnectionRefusedError(111, \"Connect call failed ('127.0.0.1', 8000)\") (x105); "
+            "HTTP 500 Internal Server Error: EngineCore encountered an issue.") in failed.verdict
