@@ -63,6 +63,9 @@ def test_aiperf_per_request_errors_name_the_cause_without_a_server_log(ingest_on
     (failed,) = [f for f in diagnose(run) if f.id == "bench-failures" and f.metrics.get("problem") == "failed-requests"]
     assert "HTTP 400 Bad Request: This model's maximum context length is 256 tokens." in failed.verdict
     assert "(x15)" in failed.verdict and "max_model_len" in failed.recommendation
+
+
+def test_aiperf_errors_after_the_engine_died(ingest_one):
     art = VLLM / "engine-killed-aiperf" / "artifacts"
     _, run = ingest_one(art / "profile_export.jsonl", art / "profile_export_aiperf.json")
     (failed,) = [f for f in diagnose(run) if f.id == "bench-failures" and f.metrics.get("problem") == "failed-requests"]
