@@ -634,8 +634,8 @@ def case_guidellm_sweep() -> None:
                "--tokenizer", f"kind=huggingface_auto,model={MODEL}",
                "--output", "kind=json,path=benchmarks.json", "--output", "kind=csv,path=benchmarks.csv"]
         # GuideLLM's own start and its workers' warm-up take a minute on a loaded 2-core machine
-        # (sweep_size 4 with 10 s stages and 512-token outputs once ran past 90 s, unfinished)
-        client(c, cmd, "guidellm.txt", env={"HF_HUB_OFFLINE": "1"}, timeout=180)
+        # (its throughput stage once waited 78 s before its first request; 90 and 180 s limits cut it short)
+        client(c, cmd, "guidellm.txt", env={"HF_HUB_OFFLINE": "1"}, timeout=420)
         scrape(c)
     write_expected(c, ["concurrency-cap"], ["kv-pressure", "crash", "oom", "hang"], "warning",
                    "GuideLLM sweep (synchronous, throughput up to 8 in flight, then a constant rate between) "
