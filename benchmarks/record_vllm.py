@@ -17,13 +17,15 @@ What it does (the recipe in shared/knowledge/real-engines.md):
 2. a tiny random Llama (hidden 128, 2 layers, vocab 2048, bf16) with a byte-level BPE
    tokenizer trained on CPython's stdlib sources, in /tmp/rec/model (never in the repo);
 3. each case: `vllm serve` on 127.0.0.1 (stdout+stderr to server.log), one or more bounded
-   client runs (each <= 90 s), a /metrics scrape after the load, SIGINT shutdown; the
+   client runs (each <= 90 s, GuideLLM's sweep 420 s: its own start-up per stage), a /metrics scrape after the load, SIGINT shutdown; the
    folder is written as soon as the case ends, so an interrupted run keeps what it did.
 
 It is not run by tests or CI. Time on a 2-core machine: the installs take ~10 min the
 first time (about 1.5 GB of downloads; seen: 6 min for vLLM, 3 for each client), each case
 ~1-2 min (server start ~30 s once torch.compile's cache is warm, ~75 s the first time), 18 min
-for all cases (measured 2026-12-01 on 2 cores).
+for the first 13 cases (measured 2026-12-01 on 2 cores). With the machine shared by other jobs
+(load average 12-24, 2026-12-02) a server took 1-4 min to start and the 9 cases added then
+took ~50 min; loads sized to finish in 60 s there can run past the 90 s client limit.
 
 The numbers vary between recordings by tens of percent: on 2 cores the engine pins one core
 and the API server and the client share the other, so client-side throughput is partly the
