@@ -17,7 +17,8 @@ What it does (the recipe in shared/knowledge/real-engines.md):
 2. a tiny random Llama (hidden 128, 2 layers, vocab 2048, bf16) with a byte-level BPE
    tokenizer trained on CPython's stdlib sources, in /tmp/rec/model (never in the repo);
 3. each case: `vllm serve` on 127.0.0.1 (stdout+stderr to server.log), one or more bounded
-   client runs (each <= 90 s, GuideLLM's sweep 420 s: its own start-up per stage), a /metrics scrape after the load, SIGINT shutdown; the
+   client runs (each <= 90 s; GuideLLM's sweep 420 s, for its own start-up per stage), a /metrics
+   scrape after the load, SIGINT shutdown; the
    folder is written as soon as the case ends, so an interrupted run keeps what it did.
 
 It is not run by tests or CI. Time on a 2-core machine: the installs take ~10 min the
@@ -393,7 +394,8 @@ def kill_core_mid_load(c: Case, proc: subprocess.Popen, cmd: list[str], out: str
     with open(c.dir / out, "wb") as f:
         bp = subprocess.Popen(full, stdout=f, stderr=subprocess.STDOUT, cwd=c.dir, start_new_session=True, env=cenv)
         end = time.time() + 60  # mid-load: after `after_stats` stats lines (the client takes ~6 s to start)
-        while time.time() < end and (c.dir / "server.log").read_text(errors="replace").count("Engine 000:") < after_stats:
+        log_path = c.dir / "server.log"
+        while time.time() < end and log_path.read_text(errors="replace").count("Engine 000:") < after_stats:
             time.sleep(0.5)
         scrape(c, "metrics.prom")  # the last scrape possible: the server exits with its engine
         text = (c.dir / "server.log").read_text(errors="replace")
