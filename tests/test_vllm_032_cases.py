@@ -71,3 +71,18 @@ def test_aiperf_errors_after_the_engine_died(ingest_one):
     (failed,) = [f for f in diagnose(run) if f.id == "bench-failures" and f.metrics.get("problem") == "failed-requests"]
     assert ("ClientConnectorError: ConnectionRefusedError(111, \"Connect call failed ('127.0.0.1', 8000)\") (x105); "
             "HTTP 500 Internal Server Error: EngineCore encountered an issue.") in failed.verdict
+
+
+def test_a_cases_labels_file_is_no_log():
+    """expected.toml beside the logs: its note quotes 'engine core exited unexpectedly' and
+    'max_num_batched_tokens=128', which a vLLM reading took for an event and a setting."""
+    import polars as pl
+
+    from loganalyze import formats
+
+    for case in ("unclean-shutdown", "chunked-prefill"):
+        lines = pl.Series((VLLM / case / "expected.toml").read_text().splitlines())
+        assert formats.settings_file(lines) and formats.detect(lines)[0] is None
+    log = pl.Series((VLLM / "unclean-shutdown" / "server.log").read_text().splitlines()[:200])
+    prom = pl.Series((VLLM / "unclean-shutdown" / "metrics.prom").read_text().splitlines()[:200])
+    assert not formats.settings_file(log) and not formats.settings_file(prom)
