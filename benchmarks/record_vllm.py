@@ -17,13 +17,16 @@ What it does:
 2. a tiny random Llama (hidden 128, 2 layers, vocab 2048, bf16) with a byte-level BPE
    tokenizer trained on CPython's stdlib sources, in /tmp/rec/model (never in the repo);
 3. each case: `vllm serve` on 127.0.0.1 (stdout+stderr to server.log), one or more bounded
-   client runs (each <= 90 s), a /metrics scrape after the load, SIGINT shutdown; the
+   client runs (each <= 90 s; GuideLLM's sweep 420 s, for its own start-up per stage), a /metrics
+   scrape after the load, SIGINT shutdown; the
    folder is written as soon as the case ends, so an interrupted run keeps what it did.
 
 It is not run by tests or CI. Time on a 2-core machine: the installs take ~10 min the
 first time (about 1.5 GB of downloads; seen: 6 min for vLLM, 3 for each client), each case
 ~1-2 min (server start ~30 s once torch.compile's cache is warm, ~75 s the first time), 18 min
-for all cases (measured 2026-12-01 on 2 cores).
+for the first 13 cases (measured 2026-12-01 on 2 cores). With the machine shared by other jobs
+(load average 12-24, 2026-12-02) a server took 1-4 min to start and the 9 cases added then
+took ~50 min; loads sized to finish in 60 s there can run past the 90 s client limit.
 
 The numbers vary between recordings by tens of percent: on 2 cores the engine pins one core
 and the API server and the client share the other, so client-side throughput is partly the
@@ -193,11 +196,14 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 @contextmanager
-def server(case: Case, *args: str, log_name: str = "server.log", port: int = PORT):
+def server(case: Case, *args: str, log_name: str = "server.log", port: int = PORT,
+           drop_env: tuple[str, ...] = ()):
+    """`vllm serve` with SERVER_ENV less `drop_env` (e.g. the 1 s stats interval, for vLLM's default 10 s)."""
     cmd = [*NICE, str(VLLM_VENV / "bin" / "vllm"), "serve", str(MODEL), "--served-model-name", SERVED,
            "--host", HOST, "--port", str(port), *args]
-    case.note(cmd, SERVER_ENV, log_name)
-    env = {**os.environ, **SERVER_ENV}
+    senv = {k: v for k, v in SERVER_ENV.items() if k not in drop_env}
+    case.note(cmd, senv, log_name)
+    env = {k: v for k, v in os.environ.items() if k not in drop_env} | senv
     logf = open(case.dir / log_name, "wb")
     proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
@@ -241,14 +247,16 @@ def scrape(case: Case, name: str = "metrics.prom", port: int = PORT) -> None:
         (case.dir / name).write_bytes(r.read())
 
 
-def bench(case: Case, out: str, concurrency: int, prompts: int, input_len: int = 64, output_len: int = 256,
+def bench(case: Case, out: str, concurrency: int | None, prompts: int, input_len: int = 64, output_len: int = 256,
           result_dir: str = ".", port: int = PORT, model: str = SERVED, extra: tuple[str, ...] = (),
-          save: bool = True) -> int:
+          save: bool = True, dataset: tuple[str, ...] | None = None) -> int:
+    """`vllm bench serve` on the random dataset (or `dataset`'s options); `concurrency=None`: no cap."""
+    data = dataset or ("--dataset-name", "random", "--random-input-len", str(input_len),
+                       "--random-output-len", str(output_len))
+    cap = ("--max-concurrency", str(concurrency)) if concurrency else ()
     cmd = [str(VLLM_VENV / "bin" / "vllm"), "bench", "serve", "--backend", "vllm",
            "--base-url", f"http://{HOST}:{port}", "--model", model, "--tokenizer", str(MODEL),
-           "--dataset-name", "random", "--random-input-len", str(input_len),
-           "--random-output-len", str(output_len), "--num-prompts", str(prompts),
-           "--max-concurrency", str(concurrency), "--ignore-eos", "--seed", "0", *extra]
+           *data, "--num-prompts", str(prompts), *cap, "--ignore-eos", "--seed", "0", *extra]
     if save:
         cmd += ["--save-result", "--result-dir", result_dir]
     return client(case, cmd, out, env={"HF_HUB_OFFLINE": "1"})
@@ -377,6 +385,36 @@ def case_client_failed() -> None:
                    "--base-url / --model")
 
 
+def kill_core_mid_load(c: Case, proc: subprocess.Popen, cmd: list[str], out: str, env: dict[str, str],
+                       after_stats: int = 8, unset: tuple[str, ...] = ()) -> None:
+    """Start a client, SIGKILL the engine-core process after `after_stats` stats lines, wait for the client."""
+    full = [*NICE, *cmd]
+    c.note(full, env, out)
+    cenv = {k: v for k, v in os.environ.items() if k not in unset} | env
+    with open(c.dir / out, "wb") as f:
+        bp = subprocess.Popen(full, stdout=f, stderr=subprocess.STDOUT, cwd=c.dir, start_new_session=True, env=cenv)
+        end = time.time() + 60  # mid-load: after `after_stats` stats lines (the client takes ~6 s to start)
+        log_path = c.dir / "server.log"
+        while time.time() < end and log_path.read_text(errors="replace").count("Engine 000:") < after_stats:
+            time.sleep(0.5)
+        scrape(c, "metrics.prom")  # the last scrape possible: the server exits with its engine
+        text = (c.dir / "server.log").read_text(errors="replace")
+        pids = [int(p) for p in re.findall(r"\(EngineCore\w* pid=(\d+)\)", text)]
+        core = next((p for p in pids if _ppid(p) == proc.pid), None)
+        if core is None:
+            core = proc.pid  # no engine-core process found: kill the server itself
+        c.commands.append(f"# {time.strftime('%H:%M:%S')} mid-load: kill -9 {core}  (EngineCore_DP0)")
+        os.kill(core, signal.SIGKILL)
+        log(f"{c.name}: killed engine core {core}")
+        try:
+            bp.wait(timeout=LOAD_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(bp.pid, signal.SIGKILL)
+            bp.wait()
+    c.commands.append("# the API server shut itself down after the engine died: no /metrics after the load")
+    (c.dir / "commands.txt").write_text("\n".join(c.commands) + "\n")
+
+
 def case_unclean_shutdown() -> None:
     c = Case("unclean-shutdown")
     with server(c, *BASE, "--max-num-seqs", "8") as proc:
@@ -384,30 +422,7 @@ def case_unclean_shutdown() -> None:
                "--model", SERVED, "--tokenizer", str(MODEL), "--dataset-name", "random",
                "--random-input-len", "64", "--random-output-len", "512", "--num-prompts", "120",
                "--max-concurrency", "8", "--ignore-eos", "--seed", "0", "--save-result", "--result-dir", "."]
-        full = [*NICE, *cmd]
-        c.note(full, {"HF_HUB_OFFLINE": "1"}, "bench.txt")
-        with open(c.dir / "bench.txt", "wb") as f:
-            bp = subprocess.Popen(full, stdout=f, stderr=subprocess.STDOUT, cwd=c.dir, start_new_session=True,
-                                  env={**os.environ, "HF_HUB_OFFLINE": "1"})
-            end = time.time() + 60  # mid-load: after 8 stats lines (the client takes ~6 s to start)
-            while time.time() < end and (c.dir / "server.log").read_text(errors="replace").count("Engine 000:") < 8:
-                time.sleep(0.5)
-            scrape(c, "metrics.prom")  # the last scrape possible: the server exits with its engine
-            text = (c.dir / "server.log").read_text(errors="replace")
-            pids = [int(p) for p in re.findall(r"\(EngineCore\w* pid=(\d+)\)", text)]
-            core = next((p for p in pids if _ppid(p) == proc.pid), None)
-            if core is None:
-                core = proc.pid  # no engine-core process found: kill the server itself
-            c.commands.append(f"# {time.strftime('%H:%M:%S')} mid-load: kill -9 {core}  (EngineCore_DP0)")
-            os.kill(core, signal.SIGKILL)
-            log(f"unclean-shutdown: killed engine core {core}")
-            try:
-                bp.wait(timeout=LOAD_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                os.killpg(bp.pid, signal.SIGKILL)
-                bp.wait()
-        c.commands.append("# the API server shut itself down after the engine died: no /metrics after the load")
-        (c.dir / "commands.txt").write_text("\n".join(c.commands) + "\n")
+        kill_core_mid_load(c, proc, cmd, "bench.txt", {"HF_HUB_OFFLINE": "1"})
     write_expected(c, ["crash", "bench-failures"], ["concurrency-cap", "kv-pressure", "hang", "slow-decode"],
                    "critical",
                    "the engine core process was killed (SIGKILL) mid-load: the API server logs 'engine core "
@@ -496,12 +511,153 @@ def case_aiperf_failing() -> None:
                    "fix: shorter prompts or a larger --max-model-len", tables={"bench_requests": 60})
 
 
+def aiperf_cmd(concurrency: int, count: int, input_tokens: int, output_tokens: int) -> list[str]:
+    """`aiperf profile` (chat, streaming) against the served model; artifacts under `artifacts/`."""
+    return [str(AIPERF_VENV / "bin" / "aiperf"), "profile", "--model", SERVED, "--url", URL,
+            "--endpoint-type", "chat", "--streaming", "--tokenizer", str(MODEL), "--concurrency", str(concurrency),
+            "--request-count", str(count), "--prompt-input-tokens-mean", str(input_tokens),
+            "--prompt-output-tokens-mean", str(output_tokens), "--extra-inputs", "ignore_eos:true",
+            "--output-artifact-dir", "artifacts", "--ui-type", "simple", "--no-auto-plot"]
+
+
+def case_aiperf_kv_pressure() -> None:
+    c = Case("aiperf-kv-pressure")
+    with server(c, *BASE, "--max-num-seqs", "8", "--num-gpu-blocks-override", "12"):
+        client(c, aiperf_cmd(8, 40, 64, 512), "aiperf.txt", unset=("HF_HUB_OFFLINE",))
+        scrape(c)
+    write_expected(c, ["kv-pressure"], ["concurrency-cap", "crash", "oom", "hang"], "warning",
+                   "AIPerf at --concurrency 8 against 12 KV blocks (1,536 tokens) and --max-num-seqs 8, "
+                   "64+512 tokens a request: the cache fills, requests wait with free seq slots and are "
+                   "preempted; the same verdict must come from AIPerf's server_metrics_export files alone "
+                   "(their running/waiting/KV-usage gauges and preemption counter); fix: more KV memory or a "
+                   "lower --max-num-seqs, not a higher one", tables={"bench_requests": 40})
+
+
+def case_aiperf_capped() -> None:
+    c = Case("aiperf-capped")
+    with server(c, *BASE, "--max-num-seqs", "4"):
+        client(c, aiperf_cmd(16, 80, 64, 256), "aiperf.txt", unset=("HF_HUB_OFFLINE",))
+        scrape(c)
+    write_expected(c, ["concurrency-cap"], ["kv-pressure", "crash", "oom", "hang"], "warning",
+                   "AIPerf at --concurrency 16 against --max-num-seqs 4, 64+256 tokens: Running pinned at 4 "
+                   "with up to 12 waiting, KV usage low: a configured cap; the verdict should also come from "
+                   "AIPerf's server_metrics_export files alone (running gauge flat at its max while requests "
+                   "wait); fix: raise --max-num-seqs", tables={"bench_requests": 80})
+
+
+def case_capped_10s() -> None:
+    c = Case("capped-10s")
+    with server(c, *BASE, "--max-num-seqs", "4", drop_env=("VLLM_LOG_STATS_INTERVAL",)):
+        bench(c, "bench.txt", concurrency=16, prompts=160, output_len=512)
+        scrape(c)
+    write_expected(c, ["concurrency-cap"], ["kv-pressure", "hang", "crash", "oom"], "warning",
+                   "the capped case at vLLM's default stats interval (one stats line per 10 s, so only a few "
+                   "rows): --max-num-seqs 4 while the client offers 16, Running 4 with 8-12 waiting, KV low; "
+                   "the cap finding should say how few rows it rests on; fix: raise --max-num-seqs. (The "
+                   "2-core machine was loaded: 2 of 160 requests failed with 'Server disconnected', a "
+                   "bench-failures warning about them is true)")
+
+
+def case_healthy_10s() -> None:
+    c = Case("healthy-10s")
+    with server(c, *BASE, "--max-num-seqs", "8", drop_env=("VLLM_LOG_STATS_INTERVAL",)):
+        bench(c, "bench.txt", concurrency=2, prompts=36, output_len=512)  # 70 took over 90 s on a loaded machine
+        scrape(c)
+    write_expected(c, [], ["concurrency-cap", "kv-pressure", "hang", "crash", "oom", "bench-failures",
+                           "bench-overload", "stall"], "info",
+                   "the healthy case at vLLM's default stats interval (one stats line per 10 s): concurrency 2 "
+                   "under --max-num-seqs 8, nothing waits, KV nearly empty; few rows are no reason to warn")
+
+
+def case_rate_limited() -> None:
+    c = Case("rate-limited")
+    with server(c, *BASE, "--max-num-seqs", "8"):
+        bench(c, "bench.txt", concurrency=None, prompts=80, output_len=256, extra=("--request-rate", "2"))
+        scrape(c)
+    write_expected(c, [], ["concurrency-cap", "kv-pressure", "hang", "crash", "oom", "bench-failures",
+                           "bench-overload"], "info",
+                   "vllm bench serve --request-rate 2 (Poisson arrivals), no --max-concurrency, 64+256 tokens, "
+                   "--max-num-seqs 8: the server keeps up (a few requests run at a time, none wait); the load "
+                   "is set by the client's request rate, not by a cap; at most an info note that the offered "
+                   "rate is what limits throughput")
+
+
+def case_prefix_cache() -> None:
+    c = Case("prefix-cache")
+    data = ("--dataset-name", "prefix_repetition", "--prefix-repetition-prefix-len", "512",
+            "--prefix-repetition-suffix-len", "64", "--prefix-repetition-num-prefixes", "4",
+            "--prefix-repetition-output-len", "128")
+    with server(c, *BASE, "--max-num-seqs", "8"):
+        bench(c, "bench.txt", concurrency=4, prompts=120, dataset=data)
+        scrape(c)
+    write_expected(c, [], ["concurrency-cap", "kv-pressure", "hang", "crash", "oom", "bench-failures",
+                           "bench-overload", "prefill-bound"], "info",
+                   "prefix_repetition dataset: 4 shared prefixes of 512 tokens, 64-token suffixes, 128-token "
+                   "outputs at concurrency 4 under --max-num-seqs 8 (prefix caching on, the V1 default): the "
+                   "stats line's 'Prefix cache hit rate' climbs as the prefixes are reused; nothing waits; healthy",
+                   tables={"stats": 10})
+
+
+def case_chunked_prefill() -> None:
+    c = Case("chunked-prefill")
+    with server(c, "--max-model-len", "2048", "--max-num-seqs", "8", "--max-num-batched-tokens", "128"):
+        bench(c, "bench.txt", concurrency=8, prompts=48, input_len=1500, output_len=64)
+        scrape(c)
+    # Written from the numbers of the recording (server.log's stats lines, bench.txt), not from loganalyze.
+    write_expected(c, ["prefill-bound"], ["concurrency-cap", "kv-pressure", "crash", "oom", "hang",
+                                          "bench-failures"], "warning",
+                   "1,500-token prompts (72,009 input tokens for 48 requests) through a token budget of 128 per "
+                   "step (--max-num-batched-tokens 128; the log: 'Chunked prefill is enabled with "
+                   "max_num_batched_tokens=128'), concurrency 8 under --max-num-seqs 8: each prompt takes ~12 "
+                   "steps to prefill, so requests wait (Running 1-7, Waiting 1-7) with free seq slots and the KV "
+                   "cache under 1 %; prompt throughput 1,400-13,300 tok/s against generation 3-630 tok/s, mean "
+                   "TTFT 1.37 s for 64-token outputs. The per-step prefill budget is the limit, not a cap or "
+                   "memory; fix: raise --max-num-batched-tokens")
+
+
+def case_engine_killed_aiperf() -> None:
+    c = Case("engine-killed-aiperf")
+    with server(c, *BASE, "--max-num-seqs", "8") as proc:
+        kill_core_mid_load(c, proc, aiperf_cmd(8, 150, 64, 256), "aiperf.txt", {}, unset=("HF_HUB_OFFLINE",))
+    write_expected(c, ["crash", "bench-failures"], ["concurrency-cap", "kv-pressure", "hang", "slow-decode", "oom"],
+                   "critical",
+                   "AIPerf at --concurrency 8; mid-load the engine core process was killed (kill -9): the API "
+                   "server logs that the engine core died, EngineDeadError for the streams in flight, and exits; "
+                   "AIPerf's requests fail from then on (connection errors); a crash, the top finding, not the "
+                   "benign EngineDeadError of a clean SIGINT shutdown (the log does not say who killed it: no OOM)")
+
+
+def case_guidellm_sweep() -> None:
+    c = Case("guidellm-sweep")
+    with server(c, *BASE, "--max-num-seqs", "2"):
+        cmd = [str(GUIDELLM_VENV / "bin" / "guidellm"), "run",
+               "--backend", f"kind=openai_http,target={URL},model={SERVED}",
+               "--profile", "kind=sweep,sweep_size=3,max_concurrency=8",
+               "--constraint", "kind=max_duration,seconds=6",
+               "--data", "kind=synthetic_text,prompt_tokens=64,output_tokens=256",
+               "--tokenizer", f"kind=huggingface_auto,model={MODEL}",
+               "--output", "kind=json,path=benchmarks.json", "--output", "kind=csv,path=benchmarks.csv"]
+        # GuideLLM's own start and its workers' warm-up take a minute on a loaded 2-core machine
+        # (its throughput stage once waited 78 s before its first request; 90 and 180 s limits cut it short)
+        client(c, cmd, "guidellm.txt", env={"HF_HUB_OFFLINE": "1"}, timeout=420)
+        scrape(c)
+    write_expected(c, ["concurrency-cap"], ["kv-pressure", "crash", "oom", "hang"], "warning",
+                   "GuideLLM sweep (synchronous, throughput up to 8 in flight, then a constant rate between) "
+                   "against --max-num-seqs 2 with 256-token outputs: from the throughput stage on Running sits "
+                   "at the cap of 2 while requests wait; the sweep saturates at the server's cap; fix: raise "
+                   "--max-num-seqs", tables={"bench": 3})
+
+
 CASES = {
     "capped": case_capped, "healthy": case_healthy, "kv-pressure": case_kv_pressure,
     "ngram-pays": case_ngram_pays, "ngram-no-drafts": case_ngram_no_drafts,
     "too-long-prompts": case_too_long_prompts, "sweep": case_sweep, "client-failed": case_client_failed,
     "unclean-shutdown": case_unclean_shutdown, "guidellm": case_guidellm,
     "guidellm-client-bound": case_guidellm_client_bound, "aiperf": case_aiperf, "aiperf-failing": case_aiperf_failing,
+    "aiperf-kv-pressure": case_aiperf_kv_pressure, "capped-10s": case_capped_10s, "healthy-10s": case_healthy_10s,
+    "rate-limited": case_rate_limited, "prefix-cache": case_prefix_cache, "chunked-prefill": case_chunked_prefill,
+    "engine-killed-aiperf": case_engine_killed_aiperf, "guidellm-sweep": case_guidellm_sweep,
+    "aiperf-capped": case_aiperf_capped,
 }
 
 

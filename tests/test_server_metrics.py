@@ -78,3 +78,46 @@ def test_an_export_and_a_scrape_of_one_server_name_one_series(ingest_one):
                                        & (pl.col("stat").is_null() | (pl.col("stat") == "total"))).collect()
     assert rows.height == 3
     assert rows.select(pl.col("name").str.replace("_total$", ""), "labels").unique().height == 1
+
+
+KV_EXPORT = VLLM / "aiperf-kv-pressure" / "artifacts" / "server_metrics_export"
+
+
+def test_exported_gauges_alone_show_kv_pressure(ingest_one, tmp_path):
+    """AIPerf's CSV export of the KV-pressure run without its preemption rows: p75 of KV usage
+    0.9091 (a quarter of the samples at 0.9+) and up to 6 waiting are the verdict by themselves."""
+    lines = KV_EXPORT.with_suffix(".csv").read_text().splitlines(keepends=True)
+    cut = tmp_path / "server_metrics_export.csv"
+    cut.write_text("".join(line for line in lines if "preemption" not in line))
+    _, run = ingest_one(cut)
+    (kv,) = diagnose(run)
+    assert (kv.id, kv.severity, kv.confidence) == ("kv-pressure", "warning", "medium")
+    assert kv.metrics["near_full_min"] == 0.25 and kv.metrics["waiting_max"] == 6.0
+    assert kv.evidence[0].text.startswith("127.0.0.1:8000,gauge,vllm:kv_cache_usage_perc,ratio,0.5781")
+
+
+def test_the_whole_export_adds_its_preemptions(ingest_one):
+    _, run = ingest_one(KV_EXPORT.with_suffix(".json"), KV_EXPORT.with_suffix(".csv"))
+    (kv,) = diagnose(run)
+    assert (kv.id, kv.severity, kv.metrics["scraped_evictions"]) == ("kv-pressure", "critical", 60)
+
+
+def test_low_exported_usage_is_no_kv_pressure(exports):
+    """The healthy AIPerf run: KV usage at most 0.003, nothing waits."""
+    assert not [f for f in diagnose(exports[1]) if f.id == "kv-pressure"]
+
+
+def test_exported_gauges_alone_show_a_cap(ingest_one):
+    """AIPerf --concurrency 16 against --max-num-seqs 4: running p25-max 4, waiting p50 12, KV 0.0015."""
+    export = VLLM / "aiperf-capped" / "artifacts" / "server_metrics_export"
+    _, run = ingest_one(export.with_suffix(".json"), export.with_suffix(".csv"))
+    (cap,) = diagnose(run)
+    assert (cap.id, cap.severity, cap.confidence, cap.metrics["cap"]) == ("concurrency-cap", "warning", "medium", 4)
+    assert "waiting p50 12, max 12" in cap.verdict and "--max-num-seqs above 4" in cap.recommendation
+
+
+def test_a_kv_bound_or_healthy_export_is_no_cap(ingest_one, exports):
+    """KV pressure: running p50 2 of a max 8; healthy: running p50 0, nothing waits."""
+    _, run = ingest_one(KV_EXPORT.with_suffix(".csv"))
+    assert [f.id for f in diagnose(run)] == ["kv-pressure"]
+    assert not diagnose(exports[1])

@@ -75,6 +75,9 @@ def _failed(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
     said = (f" The client's errors: {'; '.join(f'{e} (x{n})' for e, n in errors)}." if errors else "")
     refused, refused_evidence, status = _server_refusals(ctx)
     said += refused
+    if status is None:  # no server log: the status the client's per-request errors name most
+        codes = _request_errors(ctx)["code"].drop_nulls()
+        status = int(codes.mode().sort()[0]) if codes.len() else None
     return [Finding(
         id="bench-failures",
         severity=("critical" if worst["share"] >= FAILED_CRITICAL else "warning" if worst["share"] >= FAILED_WARNING
@@ -138,7 +141,27 @@ def _client_errors(ctx: Context, most: int = 3) -> list[tuple[str, int]]:
     rows = ctx.events(pl.col("source").is_in(clients) & kind_in(TRACEBACKS))
     last = rows.select(error=pl.col("message").str.extract(r"(?m)^([\w.]*(?:Error|Exception): [^\n]{0,120})$", 1))
     counted = last.drop_nulls().group_by("error").len().sort("len", descending=True, maintain_order=True).head(most)
+    if counted.height == 0:
+        counted = _request_errors(ctx).group_by("error").len().sort("len", descending=True, maintain_order=True) \
+            .head(most)
     return list(zip(counted["error"].to_list(), counted["len"].to_list()))
+
+
+def _request_errors(ctx: Context) -> pl.DataFrame:
+    """The error of each failed request a per-request export holds (AIPerf's profile_export.jsonl:
+    `{"code": 400, "type": "Bad Request", "message": "{\"error\": {\"message\": ...}}"}`, or
+    `{"type": "ClientConnectorError", "cause": ...}` where no answer came), as one short text:
+    the HTTP status and the server's own message, or the client's error and its cause."""
+    if "bench_requests" not in ctx.run.tables():
+        return pl.DataFrame({"error": [], "code": []}, schema={"error": pl.String, "code": pl.Int64})
+    e = pl.col("error")
+    field = lambda path: e.str.json_path_match(path)  # noqa: E731
+    message = pl.coalesce(field("$.message").str.json_path_match("$.error.message"), field("$.message"))
+    text = pl.when(field("$.code").is_not_null()) \
+        .then(pl.format("HTTP {} {}: {}", field("$.code"), field("$.type"), message.fill_null(""))) \
+        .otherwise(pl.format("{}: {}", field("$.type"), pl.coalesce(field("$.cause"), message).fill_null("")))
+    rows = ctx.run.table("bench_requests").filter(e.is_not_null() & e.str.starts_with("{")).select(e).collect()
+    return rows.select(error=text.str.slice(0, 160), code=field("$.code").cast(pl.Int64, strict=False))
 
 
 def _low_concurrency(ctx: Context, rows: pl.DataFrame) -> list[Finding]:

@@ -10,10 +10,13 @@ from __future__ import annotations
 import polars as pl
 
 from loganalyze.diagnosis.base import Context, Finding, extreme_rows
+from loganalyze.diagnosis.kv_pressure import FULL, exported_gauges
 
 MIN_CAPPED = 0.05  # fraction of decode intervals at the cap with a queue
 CRITICAL_CAPPED = 0.25  # or more requests waiting than running at some point
 FEW_ROWS = 3  # capped intervals below which an inferred cap has low confidence
+FEW_INTERVALS = 10  # stats lines below which the share at the cap is a small sample (docs/formats-sources.md#vllm-server-logs)
+LOWER = {"high": "medium", "medium": "low", "low": "low"}
 
 
 def _recommendation(cap: int, reset: bool, engine_flag: str) -> str:
@@ -27,7 +30,7 @@ def _recommendation(cap: int, reset: bool, engine_flag: str) -> str:
 def check(ctx: Context) -> list[Finding]:
     c = ctx.metrics.get("concurrency")
     if not c:
-        return _configured_only(ctx, None)
+        return _from_gauges(ctx) or _configured_only(ctx, None)
     s = c.summary
     if not s["cap"]:
         return []
@@ -59,6 +62,11 @@ def check(ctx: Context) -> list[Finding]:
         verdict += (f" No server configuration in the log: the cap is inferred from {s['cap_rows']} interval(s) "
                     "at the same maximum with a queue.")
     sweep_text, sweep_metrics = _sweep(ctx)
+    confidence = ("medium" if s["cap_source"] == "speculative default" else "high" if s["cap_source"] != "inferred"
+                  else "medium" if s["cap_rows"] >= FEW_ROWS else "low")
+    if s["decode_rows"] < FEW_INTERVALS:
+        verdict += _few_rows(timeline, s)
+        confidence = LOWER[confidence]
     return [Finding(
         id="concurrency-cap",
         severity="critical" if capped >= CRITICAL_CAPPED or (s["queue_max"] or 0) >= s["cap"] else "warning",
@@ -67,12 +75,47 @@ def check(ctx: Context) -> list[Finding]:
         impact=float(wait_share),
         impact_text=f"{wait_share:.0%} of offered requests wait in the queue while the server is at the cap",
         recommendation=_recommendation(s["cap"], reset, engine_flag),
-        confidence=("medium" if s["cap_source"] == "speculative default" else "high" if s["cap_source"] != "inferred"
-                    else "medium" if s["cap_rows"] >= FEW_ROWS else "low"),
+        confidence=confidence,
         evidence=evidence,
         metrics={k: s[k] for k in ("cap", "cap_source", "speculative_reset", "capped_fraction", "queue_max",
                                    "queue_mean_at_cap", "token_usage_max", "running_max")} | sweep_metrics,
     )]
+
+
+def _from_gauges(ctx: Context) -> list[Finding]:
+    """No stats lines, but AIPerf's server-metrics export: `running` at its maximum in half of
+    its scrapes or more (p50 = max) while requests wait in half of them (waiting p50 > 0) and
+    the KV cache is never full is a sequence cap at that maximum (docs/formats-sources.md#server-metrics)."""
+    g = exported_gauges(ctx)
+    if (not g or not g["running_max"] or g["running_p50"] != g["running_max"] or not g["waiting_p50"]
+            or (g["usage_max"] or 0) >= FULL):
+        return []
+    cap = int(g["running_max"])
+    flag = "--max-running-requests" if ctx.run.table("metrics").filter(pl.col("name").str.starts_with("sglang:")) \
+        .head(1).collect().height else "--max-num-seqs"
+    return [Finding(
+        id="concurrency-cap", severity="warning", title=f"Concurrency capped at {cap}",
+        verdict=(f"AIPerf's server-metrics export: running requests at their maximum of {cap} in half of its "
+                 f"scrapes or more (p50 {g['running_p50']:g}) while requests wait in half of them or more (waiting "
+                 f"p50 {g['waiting_p50']:g}, max {g['waiting_max']:g}), KV usage at most {g['usage_max']:.2f}: a "
+                 f"cap of {cap} running requests holds them, not memory. No server log here says the configured "
+                 "value, and the export's statistics are each gauge's own (the cap is inferred)."),
+        impact=round(min(1.0, g["waiting_p50"] / (g["waiting_p50"] + cap)), 2),
+        impact_text="requests wait in the queue while the server runs at the cap",
+        recommendation=_recommendation(cap, False, flag),
+        confidence="medium", evidence=ctx.evidence(g["evidence"]),
+        metrics={"cap": cap, "cap_source": "inferred from the exported gauges", "queue_max": g["waiting_max"],
+                 "token_usage_max": g["usage_max"], "running_max": g["running_max"]},
+    )]
+
+
+def _few_rows(timeline: pl.DataFrame, s: dict) -> str:
+    """What a short sample of stats lines leaves open: how many there are and how far apart
+    (vLLM logs one per 10 s by default), so a share of them is a rough one."""
+    gap = timeline["ts"].diff().dt.total_seconds().median() if "ts" in timeline.columns else None
+    apart = f", about {gap:.0f} s apart" if gap else ""
+    return (f" This rests on {s['decode_rows']} stats line{'s' if s['decode_rows'] != 1 else ''} only{apart} ({s['cap_rows']} at the cap with a queue): "
+            "what happened between them is not logged, so the share at the cap is rough.")
 
 
 def _sweep(ctx: Context) -> tuple[str, dict]:
@@ -82,6 +125,8 @@ def _sweep(ctx: Context) -> tuple[str, dict]:
     if hit is None or hit.height == 0:
         return "", {}
     s, first = sweep.summary, int(hit["c"][0])
+    if sweep.frames["levels"].height == 1:  # one benchmark run, no sweep to plateau
+        return (f" The benchmark's concurrency of {first} is above the cap.", {"cap_hit_at_c": first})
     plateau = f"plateaus at {s['peak_tok_s']:,.0f} output tok/s from C={s['knee_level']} and " if s["knee_level"] else ""
     return (f" The benchmark sweep {plateau}first hits the cap at C={first}.",
             {"cap_hit_at_c": first, "plateau_from_c": s["knee_level"], "plateau_tok_s": s["peak_tok_s"]})

@@ -18,7 +18,8 @@ from loganalyze.diagnosis.nccl_error import TEXT as NCCL_TEXT
 from loganalyze.diagnosis.oom import NO_KV_BLOCKS, OOM_TEXT
 from loganalyze.kinds import kind_in, kinds
 
-KINDS = kinds("traceback", "exception", "process_crash", "engine_dead", "engine_exited", "fatal_error")
+ERRORS = kinds("traceback", "exception", "process_crash", "engine_dead", "fatal_error")
+KINDS = (*ERRORS, *kinds("engine_exited"))
 BEFORE = 5  # lines before a traceback where the line that caused it may stand
 
 
@@ -47,20 +48,48 @@ def check(ctx: Context) -> list[Finding]:
     late = ctx.after_shutdown(rows)
     if rows.height and late.all():
         return [_shut_down(ctx, rows)]
-    rows = rows.filter(~late)
+    after, rows = rows.filter(late), rows.filter(~late)
     if rows.height == 0:
         return []
+    # The first error in time across the run's files (a line without a time, as in an excerpt
+    # or a note pasted beside the logs, after the timed ones): the cause, the rest follow it.
+    rows = rows.sort(pl.col("ts").is_null(), "ts", "source", "line_no", maintain_order=True)
     first = rows.row(0, named=True)
-    error = re.findall(r"^([\w.]*(?:Error|Exception)\b.*)$", first["message"] or "", re.M)
-    what = error[-1][:160] if error else "a traceback without its final error line (the log is cut)"
+    if first["kind"] == "engine_exited":
+        here = pl.col("source") == first["source"]
+        before = ctx.events(kind_in(ERRORS) & here & (pl.col("line_no") < first["line_no"]))
+        verdict = _engine_died(first, after.filter(here & (pl.col("line_no") > first["line_no"])), before.height)
+    else:
+        verdict = f"{rows.height} traceback(s); the first, in {_where(first['message'] or '')}: {_error(first)}."
     return [Finding(
-        id="crash", severity="critical", title="Server error",
-        verdict=f"{rows.height} traceback(s); the first, in {_where(first['message'] or '')}: {what}.",
+        id="crash", severity="critical", title="Engine core died" if first["kind"] == "engine_exited" else "Server error",
+        verdict=verdict,
         impact=1.0, impact_text="the failing process stops serving",
         recommendation="Read the full traceback in the source log (evidence below); if it is cut, collect the log "
                        "of every rank and process: the first error is usually on one rank only.",
         confidence="medium", evidence=ctx.evidence(rows), metrics={"tracebacks": rows.height},
     )]
+
+
+def _error(row: dict) -> str:
+    error = re.findall(r"^([\w.]*(?:Error|Exception)\b.*)$", row["message"] or "", re.M)
+    return error[-1][:160] if error else "a traceback without its final error line (the log is cut)"
+
+
+def _engine_died(first: dict, consequences: pl.DataFrame, earlier: int) -> str:
+    """vLLM's API server saw its engine-core process end with no error logged before it: the
+    engine was ended from outside or died without a word. The errors after it (EngineDeadError
+    per request in flight), which its `[shutdown]` cleanup lines precede, are its consequence."""
+    names = (_error(r).split(":")[0].split(".")[-1] for r in consequences.iter_rows(named=True))
+    errors = sorted({n for n in names if n and not n.startswith("a traceback")})
+    follow = (f"; the {consequences.height} error(s) after it are the API server's consequence"
+              + (f" ({', '.join(errors)})" if errors else "")) if consequences.height else ""
+    said = (f"after {earlier} error(s) that other findings explain" if earlier else
+            "with no error or traceback logged before it")
+    cause = (" Nothing in the log says what ended it: a signal from outside (SIGKILL; the kernel's OOM killer, "
+             "which `dmesg` shows) or a crash in native code." if not earlier else "")
+    return (f"The engine core process exited unexpectedly ('{(first['message'] or '').strip()[:120]}', line "
+            f"{first['line_no']}), {said}{follow}.{cause}")
 
 
 def _shut_down(ctx: Context, rows: pl.DataFrame) -> Finding:

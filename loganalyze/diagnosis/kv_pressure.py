@@ -6,7 +6,10 @@ queue grows. This is memory, not a configured cap. The evidence is any of: usage
 in 30 % of intervals; retraction or preemption lines; a preemption counter in a
 `/metrics` scrape or AIPerf's server-metrics export (vLLM 0.32 logs none of its
 preemptions); requests waiting while the
-cache is full (two such intervals, or one in ten).
+cache is full (two such intervals, or one in ten). Where no stats line shows the run (a user
+with only AIPerf's artifacts), the gauges of AIPerf's server-metrics export stand in for
+them: their percentiles bound the share of samples at 0.9+ from below
+(docs/formats-sources.md#server-metrics).
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ WAITING_FULL = 2  # intervals with requests waiting on a full cache ...
 WAITING_FULL_SHARE = 0.1  # ... or this share of them
 EVICTION_KINDS = kinds("retraction", "preemption")  # SGLang's "KV cache pool is full. Retract requests." is a retraction
 COUNTERS = r"^(?:vllm:num_preemptions(?:_total)?|sglang:num_retracted_reqs(?:_total)?)$"
+GAUGES = {"usage": r"^(?:vllm:kv_cache_usage_perc|vllm:gpu_cache_usage_perc|sglang:token_usage)$",
+          "waiting": r"^(?:vllm:num_requests_waiting|sglang:num_queue_reqs)$",
+          "running": r"^(?:vllm:num_requests_running|sglang:num_running_reqs)$"}
 
 
 def scraped_evictions(ctx: Context) -> int:
@@ -38,8 +44,49 @@ def scraped_evictions(ctx: Context) -> int:
     return int(rows["value"].sum() or 0)
 
 
+def exported_gauges(ctx: Context) -> dict | None:
+    """KV usage, waiting and running over the run as AIPerf's server-metrics export
+    summarises them (max and percentiles of its ~1 s scrapes), or None without them.
+    `near_full_min` is the share of samples at 0.9+ that the percentiles prove, at least:
+    p75 at 0.9+ means a quarter of them or more. The statistics are each gauge's own, so
+    they cannot say that requests waited at the moments the cache was full."""
+    if "metrics" not in ctx.run.tables():
+        return None
+    rows = ctx.run.table("metrics").filter(pl.col("stat").is_not_null()
+                                           & pl.col("name").str.contains("|".join(GAUGES.values()))).collect()
+    usage = rows.filter(pl.col("name").str.contains(GAUGES["usage"]))
+    if usage.height == 0:
+        return None
+    level = usage.filter(pl.col("stat").str.contains(r"^p\d") & (pl.col("value") >= FULL)) \
+        .select(pl.col("stat").str.extract(r"^p([\d.]+)").cast(pl.Float64).min())
+    lowest = level.item()
+
+    def stat(gauge: str, which: str) -> float | None:
+        return rows.filter(pl.col("name").str.contains(GAUGES[gauge]) & (pl.col("stat") == which))["value"].max()
+
+    evidence = rows.filter(pl.col("stat") == "max").sort("source", "line_no") \
+        .unique(["name"], keep="first", maintain_order=True)
+    return {"near_full_min": round(1 - lowest / 100, 2) if lowest is not None else 0.0,
+            "usage_max": stat("usage", "max"), "waiting_max": stat("waiting", "max"),
+            "running_max": stat("running", "max"),
+            "running_p50": stat("running", "p50"), "waiting_p50": stat("waiting", "p50"),
+            "evidence": evidence.select("source", "line_no", "raw")}
+
+
+def _gauge_verdict(g: dict) -> str:
+    waiting = f", up to {g['waiting_max']:.0f} requests waiting" if g["waiting_max"] else ""
+    running = f" and at most {g['running_max']:.0f} running" if g["running_max"] is not None else ""
+    return (f"AIPerf's server-metrics export: KV usage at 0.9 or more in at least {g['near_full_min']:.0%} of its "
+            f"samples (max {g['usage_max']:.2f}){waiting}{running}; no stats lines, so whether requests waited "
+            "at the moments the cache was full is not shown")
+
+
 def check(ctx: Context) -> list[Finding]:
     c = ctx.metrics.get("concurrency")
+    gauges = exported_gauges(ctx) if c is None else None
+    if gauges and (gauges["near_full_min"] >= NEAR_FULL_SHARE
+                   or (gauges["near_full_min"] >= WAITING_FULL_SHARE and gauges["waiting_max"])):
+        return [_from_gauges(ctx, gauges)]
     evictions = ctx.events(kind_in(EVICTION_KINDS))
     scraped = scraped_evictions(ctx)
     near = (c.summary["near_full_fraction"] or 0) if c else 0
@@ -79,3 +126,25 @@ def check(ctx: Context) -> list[Finding]:
                  "waiting_on_full": waiting.height if waiting is not None else 0,
                  "token_usage_max": c.summary["token_usage_max"] if c else None},
     )]
+
+
+def _from_gauges(ctx: Context, g: dict) -> Finding:
+    """The finding from AIPerf's exported gauges alone (no stats lines)."""
+    scraped = scraped_evictions(ctx)
+    evicted = f"; {scraped} preemptions counted" if scraped else ""
+    return Finding(
+        id="kv-pressure",
+        severity="critical" if scraped else "warning",
+        title="KV cache full" + (": requests evicted" if scraped else ""),
+        verdict=f"The KV cache is the limit: {_gauge_verdict(g)}{evicted}.",
+        impact=min(1.0, g["near_full_min"] * 0.8 + (0.2 if scraped else 0.0)),
+        impact_text="admission stalls and evicted requests recompute their prefill",
+        recommendation=("Give the KV cache more memory (--gpu-memory-utilization for vLLM, --mem-fraction-static "
+                        "for SGLang), lower max concurrency (--max-num-seqs / --max-running-requests) or max tokens, "
+                        "or add GPUs."),
+        confidence="high" if scraped else "medium",
+        evidence=ctx.evidence(g["evidence"]),
+        metrics={"near_full_min": g["near_full_min"], "token_usage_max": g["usage_max"],
+                 "waiting_max": g["waiting_max"], "running_max": g["running_max"], "evictions": scraped,
+                 "scraped_evictions": scraped},
+    )

@@ -40,10 +40,27 @@ def _score(fmt: Format, sample: pl.Series) -> float:
     return score(fmt, sample)
 
 
+# A TOML file's lines: `key = value` (a string, array, table, boolean or number), `[table]`, comments.
+TOML_LINE = r'^\s*(?:#.*|\[[\w."-]+\]\s*|[A-Za-z_][\w.-]*\s*=\s*(?:"|\x27|\[|\{|true\b|false\b|[-+]?\d).*)$'
+TOML_KEY = r"^\s*[A-Za-z_][\w.-]*\s*="
+
+
+def settings_file(sample: pl.Series) -> bool:
+    """A TOML file of settings or labels (a case's `expected.toml` kept beside its logs, a
+    `pyproject.toml`): every line an assignment, a table header or a comment. No server or
+    client writes its output so; read as a log, a note in it that quotes a log line ("engine
+    core exited unexpectedly") would become an event of the run."""
+    lines = sample.filter(sample.str.strip_chars() != "")
+    return (lines.len() > 0 and bool(lines.str.contains(TOML_LINE).all())
+            and bool(lines.str.contains(TOML_KEY).any()))
+
+
 def detect(sample: pl.Series) -> tuple[Format | None, dict[str, float]]:
     """The format of the process's registry that best recognises the sample lines, with
-    every format's score."""
+    every format's score; none for a settings file (`settings_file`)."""
     known = active().formats
+    if settings_file(sample):
+        return None, {}
     scores = {name: _score(fmt, sample) for name, fmt in known.items()}
     # An embeddable format (NCCL) is the file's own only when no other format recognises
     # it: with NCCL_DEBUG=INFO its lines can outnumber a server log's own.
