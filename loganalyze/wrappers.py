@@ -34,12 +34,18 @@ MPIRUN = r"^\[\d+,\d+\]<(?:stdout|stderr)>:(?P<body>.*)$"
 # `0[0] -> 1[1]` and `[0] NCCL INFO` name ranks and devices.
 TAGGED = r"^\[\d+(?:,\d+)?\]"
 INNER_TAG = r"\[\d+,\d+\]<(?:stdout|stderr)>:|(?P<before>\S)\[\d+\](?P<after>\s+[-+]?\d)"
+# A ticket's markup in front of a wrapped line (`> `, `**`, a backtick of inline code:
+# sglang/108), peeled only where a wrapper follows it: elsewhere the format's leader
+# peeling takes it (loganalyze/formats/leader.py).
+WRAPPED = (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d|[A-Za-z0-9_.-]+(?:[-_]\d+)?\s+\| "
+           rf"|(?:{MONTHS}) [ \d]\d \d\d:\d\d:\d\d |\[\d+,\d+\]<std")
+MARKUP = rf"^(?:> ?|\*\*|`{{1,3}})+(?P<body>(?:{WRAPPED}).*)$"
 PROCESS = r"^\((?P<process>[^()]*?pid=\d+[^()]*)\) (?P<body>.*)$"
 # How each wrapper starts (the tests below, and PROCESS's bracket): a line that starts
 # with none of them has no wrapper, so a batch with no such line skips every pattern.
 ANY_START = (
     rf"^(?:\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d|[A-Za-z0-9_.-]+(?:[-_]\d+)?\s+\| |(?:{MONTHS}) [ \d]\d \d\d:\d\d:\d\d "
-    r"|\[\d+(?:,\d+)?\]|\()"
+    r"|\[\d+(?:,\d+)?\]|\(|> ?|\*\*|`)"
 )
 
 
@@ -74,8 +80,10 @@ def unwrap(frame: pl.DataFrame, year: int) -> pl.DataFrame:
         return frame.with_columns(wrap_ts=pl.lit(None, pl.Datetime("us")), process=pl.lit(None, pl.String))
     if not frame["text"].str.contains(ANY_START).any():
         return frame.with_columns(process=pl.lit(None, pl.String), wrap_ts=pl.lit(None, pl.Datetime("us")))
-    text = frame["text"]
     out = frame
+    if frame["text"].str.contains(r"^(?:> ?|\*\*|`)").any():
+        out = _peel(out, MARKUP, [])
+    text = out["text"]
     if text.str.contains(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d").any():
         out = _peel(out, KUBECTL, ["k8s_date", "k8s_time"])
     else:

@@ -30,6 +30,9 @@ AROUND_LINE = {
     "emphasis": "**{}**",
     "kubectl+compose+quoted": "2026-01-05T10:00:01Z server-1  | > {}",
     "file-suffix": "{} (scheduler.py:1558)",
+    "backtick": "`{}`",  # inline code in a ticket
+    "quoted+compose": "> server-1  | {}",  # the ticket's markup outside the collector's (sglang/108)
+    "backtick+compose": "`server-1  | {}",
 }
 # `{level}` is the level the line's own header gave (INFO where it gave none).
 AROUND_MESSAGE = {
@@ -42,6 +45,7 @@ AROUND_MESSAGE = {
     "clock": "[10:00:01] {level} {}",
     "epoch": "1736071201.123 {level} {}",
     "lost-bracket": "2026-01-05 10:00:01 TP0] {}",  # SGLang's header pasted without its `[`
+    "python-bracket-logger": "2026-01-05 10:00:01,123 [{level}] app.serving.worker: {}",  # sglang/101
 }
 # Styles that mean something else to a format: NCCL reads `[0] NCCL INFO` as cudaDev 0, and
 # only SGLang prints the rank tags whose bracket a paste loses.
