@@ -297,3 +297,55 @@ def test_90_the_maximum_from_an_older_accept_rate_that_holds_on_every_line(inges
     (f,) = [f for f in diagnose(run) if f.id == "low-acceptance"]
     assert f.metrics["max_accept_len"] == 4 and f.metrics["accept_len_mean"] == 1.954
     assert f.severity == "warning" and f.confidence == "medium" and "settings are not in the log" in f.verdict
+
+
+def test_101_decode_lines_behind_a_python_logging_module_prefix(ingest_one):
+    """sglang-omni#712: `2026-06-07 10:59:31,659 [INFO] sglang.srt.managers.scheduler_metrics_mixin: Decode batch, ...`."""
+    _, run = ingest_one(sample("sglang", "101_"))
+    d = decode(run)
+    assert d["running"].to_list() == [1, 1, 1] and d["gen_throughput"].to_list() == [126.29, 83.17, 82.34]
+    assert run.table("unparsed").collect().height == 0 if "unparsed" in run.tables() else True
+
+
+def test_105_and_108_the_transfer_engine_says_why_the_kv_transfer_failed(ingest_one):
+    """sglang#7118: Mooncake's glog line `E0612 ... tcp_transport.cpp:136] Session::writeBody failed. Error: Bad
+    address` before `Prefill transfer failed`; sglang#23272: the same behind docker compose, `**` and a backtick."""
+    _, run = ingest_one(sample("sglang", "105_"))
+    (err,) = fields_of(run.table("events").collect(), "transfer_error")[:1]
+    assert (err["op"], err["error"]) == ("writeBody", "Bad address (value: 14)")
+    (finding,) = [f for f in diagnose(run) if f.id == "kv-transfer"]
+    assert "Bad address" in finding.verdict and "RDMA" in finding.recommendation
+    _, run = ingest_one(sample("sglang", "108_"), name="t108")
+    assert "unparsed" not in run.tables()
+    (finding,) = [f for f in diagnose(run) if f.id == "kv-transfer"]
+    assert "could not open more connections" in finding.verdict
+
+
+def test_109_a_transfer_worker_traceback_is_the_kv_transfer_not_a_crash(ingest_one):
+    """llm-d#2433: `Unexpected transfer worker error for room R` and its traceback ending in
+    `RuntimeError: PD Disaggregation does NOT support PD` (prefill TP1, decode TP4)."""
+    _, run = ingest_one(sample("sglang", "109_"))
+    found = diagnose(run)
+    assert [f.id for f in found] == ["kv-transfer"]
+    assert found[0].metrics["reason"] == "RuntimeError: PD Disaggregation does NOT support PD"
+
+
+def test_103_a_child_sigquit_alone_is_a_crash_of_low_confidence(ingest_one):
+    """sglang#12827: the only line, behind an outer `[2025-11-06T02:10:00.703Z]`."""
+    _, run = ingest_one(sample("sglang", "103_"))
+    (finding,) = diagnose(run)
+    assert (finding.id, finding.severity, finding.confidence) == ("crash", "critical", "low")
+
+
+def test_a_child_sigquit_after_a_watchdog_timeout_is_the_hang_only(ingest_one):
+    _, run = ingest_one(sample("sglang", "20_"))
+    assert "crash" not in {f.id for f in diagnose(run)}
+
+
+def test_107_request_log_and_bare_access_lines_are_typed(ingest_one):
+    """sglang#19712: `Receive: obj=GenerateReqInput(rid=...)` and an access line that lost uvicorn's `INFO:`."""
+    _, run = ingest_one(sample("sglang", "107_"))
+    assert "unparsed" not in run.tables()
+    assert [f["request_id"] for f in fields_of(run.table("events").collect(), "request_log")] == [
+        "jJKjafC4O-zhjMwPvrWDgQc", "HEALTH_CHECK_1772327565.2404053"]
+    assert run.table("requests").collect()["status"].to_list() == [200]

@@ -12,7 +12,7 @@ import polars as pl
 
 from loganalyze.formats.common import (
     ACCESS, FATAL_ERROR, GLOO_CONNECTED, NANOBIND_LEAKS, NUMEXPR, PROGRESS, PYTHON_WARNING,
-    STACK_DUMP, TORCH_WARNING, TRACEBACK, UVICORN, UVICORN_WARNING, WEIGHTS_FORMAT, stats_kind,
+    STACK_DUMP, TORCH_WARNING, TRACEBACK, TRANSFER_ERROR, UVICORN, UVICORN_WARNING, WEIGHTS_FORMAT, stats_kind,
 )
 from loganalyze.formats.config import config_value, explode_pairs, key_equals_value, repr_dump
 from loganalyze.formats.spec import Key, LineKind, LogFormat, Sample, TsFormat
@@ -190,8 +190,12 @@ KINDS = (
            "critical", ("Decode out of memory. Try to lower your batch size.",), fallback=True),
     _event("watchdog_timeout", "atchdog timeout", r"(?:(?P<component>\w+) )?[Ww]atchdog timeout \((?:self\.)?watchdog_timeout=(?P<timeout_s>\d+)",
            "critical", ("Watchdog timeout (self.watchdog_timeout=300)",), types={"timeout_s": F}),
-    _event("child_failed", "Received sigquit from a child", None, "critical",
-           ("Received sigquit from a child proces. It usually means the child failed.",)),
+    # A child process died: its parent's SIGQUIT handler, worded `Received sigquit from a child
+    # proces(s).` up to 0.5.x and `SIGQUIT received. signum=..., frame=...` since.
+    _event("child_failed", ("Received sigquit from a child", "SIGQUIT received."), None, "critical",
+           ("Received sigquit from a child proces. It usually means the child failed.",
+            "SIGQUIT received. signum=None, frame=None. It usually means one child failed."),
+           match=r"^(?:Received sigquit from a child|SIGQUIT received\.)"),
     _event("exception", "hit an exception", r"^(?P<component>\w+) hit an exception", "critical",
            ("Scheduler hit an exception: Traceback (most recent call last):",),
            continuation=TRACEBACK.continuation),
@@ -235,6 +239,24 @@ KINDS = (
                       "minutes) to relax the timeout condition.",
                       reason="Some requests fail to receive KV Cache transfer done signal after bootstrapping"),
            )),
+    # The request log (--log-requests): `Receive: obj=GenerateReqInput(rid='...', ...)` when a
+    # request arrives and `Finish: obj=..., out={...}` when it ends; only the id is a field.
+    _event("request_log", ("Receive: obj=", "Finish: obj="),
+           r"^(?P<action>Receive|Finish): obj=\w+\((?:.*?\brid='(?P<request_id>[^']+)')?", "info",
+           (Sample("Receive: obj=GenerateReqInput(rid='jJKjafC4O-zhjMwPvrWDgQc', sampling_params={'temperature': 1.0, "
+                   "'max_new_tokens': 128}, stream=True, priority=35)",
+                   action="Receive", request_id="jJKjafC4O-zhjMwPvrWDgQc"),),
+           match=r"^(?:Receive|Finish): obj=\w+\("),
+    # A transfer backend's worker failing one room (a request's KV cache) with an exception,
+    # its traceback below (disaggregation/nixl/conn.py, 0.5.x): `NIXL transport error for
+    # room R: e` or `Transfer failed for room R: e` where the transport raised it.
+    _event("kv_transfer_error", ("transfer worker error for room", "transport error for room", "Transfer failed for room"),
+           r"^(?:Unexpected transfer worker error|NIXL transport error|Transfer failed) for room (?P<room>\d+)"
+           r"(?::\s*(?P<reason>.+))?", "warning", (
+               Sample("Unexpected transfer worker error for room 1788380104266545413", room="1788380104266545413"),
+               Sample("NIXL transport error for room 5839938415251080346: NIXL_ERR_REMOTE_DISCONNECT",
+                      room="5839938415251080346", reason="NIXL_ERR_REMOTE_DISCONNECT"),
+           ), continuation=TRACEBACK.continuation),
     # Settings the server chose or adjusted, stated on a line of their own (server_args.py,
     # model_runner.py): an excerpt without the server_args dump still has them.
     LineKind(
@@ -318,6 +340,7 @@ KINDS = (
     NUMEXPR,
     STACK_DUMP,
     FATAL_ERROR,
+    TRANSFER_ERROR,
     ACCESS,
     TRACEBACK,
 )
