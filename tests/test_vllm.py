@@ -748,3 +748,12 @@ def test_129_mooncake_glog_lines_alone_are_a_kv_transfer_finding_of_low_confiden
     (finding,) = diagnose(run)
     assert (finding.id, finding.severity, finding.confidence) == ("kv-transfer", "warning", "low")
     assert "4 failed transfer(s)" in finding.title and "not known" in finding.verdict
+
+
+def test_130_nixl_expired_kv_blocks_are_a_kv_transfer_failure(ingest_one):
+    """vllm#25562: the prefill side releases KV blocks that 0 decode workers read within 120 s."""
+    _, run = ingest_one(sample("vllm", "130_"))
+    (finding,) = diagnose(run)
+    assert (finding.id, finding.severity, finding.metrics["requests"]) == ("kv-transfer", "critical", 5)
+    assert "never read the KV cache" in finding.verdict and "HTTP 500" not in finding.verdict
+    assert "VLLM_NIXL_ABORT_REQUEST_TIMEOUT" in finding.recommendation

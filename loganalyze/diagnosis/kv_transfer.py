@@ -17,7 +17,10 @@ bootstrap rooms; the reason is the transfer backend's own words, and it says whe
   decode side's waiting timeout ran out; printed once per rank and naming no request, so the
   count is "some", at medium confidence;
 * a transfer worker's exception for a room (`Unexpected transfer worker error for room R`,
-  its traceback below): the exception's final line is the reason.
+  its traceback below): the exception's final line is the reason;
+* vLLM's NIXL prefill side releasing `expired KV blocks for request R which were retrieved by
+  0 decode worker(s) within 120 seconds` (or finding `Potentially invalid KV blocks` read
+  for a request it no longer knows): the decode side never read the cache.
 
 The transfer engine's own errors (Mooncake's `Session::writeBody failed. Error: Bad address`,
 `... ASIO exception ... Cannot assign requested address`) say why where the request lines
@@ -34,7 +37,7 @@ import polars as pl
 from loganalyze.diagnosis.base import Context, Finding
 from loganalyze.kinds import kind_in, kinds
 
-KINDS = kinds("kv_transfer_failed", "kv_transfer_timeout", "kv_transfer_error")
+KINDS = kinds("kv_transfer_failed", "kv_transfer_timeout", "kv_transfer_error", "kv_transfer_expired")
 BACKEND = kinds("transfer_error")
 AFTER = 2  # lines after a transfer worker's error where its traceback starts
 
@@ -53,6 +56,11 @@ CAUSES = (
     (r"another rank", "the transfer failed on another rank, of this server or of its peer",
      "Read the other ranks' and the peer server's lines at the same time for the first error (an RDMA or "
      "Mooncake transfer error, often an IB device or GID configuration); this rank only reports it."),
+    (r"expired KV blocks|retrieved by 0 decode|may have expired",
+     "the decode server never read the KV cache the prefill server kept for it, and it expired",
+     "Read the decode server's log at that time: it failed, the router never sent it the request, or it could not "
+     "reach the prefill side's NIXL side channel (VLLM_NIXL_SIDE_CHANNEL_HOST / _PORT); "
+     "VLLM_NIXL_ABORT_REQUEST_TIMEOUT sets how long the prefill side keeps the blocks."),
     (r"Bad address", "the transfer engine's TCP transport could not read or write the KV cache's memory (Bad address)",
      "Check the transfer backend's protocol and devices: a TCP transport cannot move GPU memory the engine was not "
      "built or registered for; RDMA with the IB devices (--disaggregation-ib-device) or the NIXL backend is the "
@@ -101,15 +109,21 @@ def check(ctx: Context) -> list[Finding]:
     if rows.height == 0:
         return [_backend_only(ctx, backend)] if backend.height else []
     rows = _worker_reasons(ctx, rows)
-    fields = rows["fields"].str.json_decode(pl.Struct({"side": pl.String, "reason": pl.String, "room": pl.String}))
+    fields = rows["fields"].str.json_decode(pl.Struct({"side": pl.String, "reason": pl.String, "room": pl.String,
+                                                        "request_id": pl.String}))
     # The waiting timeout's line names no request and is printed once per rank: "some".
     named = pl.col("kind") != "kv_transfer_timeout"
+    # vLLM's NIXL prefill side says it in its own words, one line per request: the words
+    # without the request id are the reason.
+    expired = pl.col("kind") == "kv_transfer_expired"
     rows = rows.with_columns(fields.struct.unnest())
     if "error" in rows.columns:
         rows = rows.with_columns(reason=pl.coalesce("reason", "error"))
     rows = rows.with_columns(
-        request=pl.when(named).then(pl.coalesce("room", pl.col("line_no").cast(pl.String))),
-        side=pl.when(named).then("side").otherwise(pl.lit("Decode")))
+        reason=pl.when(expired).then(pl.col("message").str.replace(r" for (?:unrecognized )?request \S+", ""))
+        .otherwise("reason"),
+        request=pl.when(named).then(pl.coalesce("room", "request_id", pl.col("line_no").cast(pl.String))),
+        side=pl.when(expired).then(pl.lit("Prefill")).when(named).then("side").otherwise(pl.lit("Decode")))
     requests = rows["request"].drop_nulls().n_unique()
     reasons = rows.group_by("reason", maintain_order=True).agg(pl.col("request").drop_nulls().n_unique()).sort(
         "request", descending=True, maintain_order=True)
@@ -122,13 +136,18 @@ def check(ctx: Context) -> list[Finding]:
     sides = ", ".join(sorted(set(rows["side"].drop_nulls())))
     said = "; ".join(f"{n or 'some'} request(s): {r or 'no reason given'}" for _, n, r in causes[:3])
     count = f"{requests}" if requests else "Some"
+    # SGLang aborts a request whose transfer failed with HTTP 500 and says so on these lines;
+    # the other kinds say nothing of what the server did with the request.
+    logged = rows["kind"].is_in(["kv_transfer_failed", "kv_transfer_timeout"]).any()
+    aborted = f"The server aborted them{' with HTTP 500' if requests else ''}: " if logged else ""
+    meaning = meaning if logged else meaning[:1].upper() + meaning[1:]
     return [Finding(
         id="kv-transfer",
         severity="warning" if only_aborted else "critical",
         title=f"PD disaggregation: {count.lower()} request(s) failed their KV transfer",
         verdict=(f"{count} request(s) lost their KV cache between the prefill and the decode server "
-                 f"({rows.height} line(s) from the {sides or 'server'} side; {said}). The server aborted them"
-                 f"{' with HTTP 500' if requests else ''}: {meaning}. This is the disaggregation's transfer path, not the GPUs' memory or load."),
+                 f"({rows.height} line(s) from the {sides or 'server'} side; {said}). {aborted}{meaning}. "
+                 "This is the disaggregation's transfer path, not the GPUs' memory or load."),
         impact=1.0 if not only_aborted else 0.5,
         impact_text="the requests that failed their transfer got no answer",
         recommendation=advice,

@@ -726,6 +726,21 @@ KINDS = (
                    device="cuda:0", free_gib=22.35, total_gib=23.56, gpu_memory_utilization=0.95, wanted_gib=22.38)),
            types={"free_gib": F, "total_gib": F, "gpu_memory_utilization": F, "wanted_gib": F},
            continuation=TRACEBACK_CONTINUATION),
+    # P/D disaggregation with the NIXL connector (distributed/kv_transfer/.../nixl_connector.py,
+    # 0.9+): the prefill side frees KV blocks the decode side never read within
+    # VLLM_NIXL_ABORT_REQUEST_TIMEOUT, or blocks a decode worker read for a request it no
+    # longer knows (they may have expired): the request's KV cache did not cross.
+    _event("kv_transfer_expired", ("Releasing expired KV blocks for request", "Potentially invalid KV blocks"),
+           r"^(?:Releasing expired|Potentially invalid) KV blocks for (?:unrecognized )?request (?P<request_id>\S+)"
+           r"(?: which were retrieved by (?P<readers>\d+) decode worker\(s\) within (?P<timeout_s>\d+) seconds)?",
+           "warning",
+           (Sample("Releasing expired KV blocks for request cmpl-3da205a6-1c3c-41b5-aeaa-b8421e81fd5c-0 which were "
+                   "retrieved by 0 decode worker(s) within 120 seconds.",
+                   request_id="cmpl-3da205a6-1c3c-41b5-aeaa-b8421e81fd5c-0", readers=0, timeout_s=120),
+            Sample("Potentially invalid KV blocks for unrecognized request chatcmpl-129a69c8-cd1a-40e0-aa3e-94662fd8cc2b "
+                   "were retrieved by a decode worker. They may have expired.",
+                   request_id="chatcmpl-129a69c8-cd1a-40e0-aa3e-94662fd8cc2b")),
+           types={"readers": I, "timeout_s": I}),
     _event("kv_cache_insufficient", ("No available memory for the cache blocks", "stored in KV cache (",
                                      "KV cache is needed, which is larger than the available KV cache memory",
                                      "To serve at least one request with the model"),
