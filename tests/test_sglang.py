@@ -349,3 +349,14 @@ def test_107_request_log_and_bare_access_lines_are_typed(ingest_one):
     assert [f["request_id"] for f in fields_of(run.table("events").collect(), "request_log")] == [
         "jJKjafC4O-zhjMwPvrWDgQc", "HEALTH_CHECK_1772327565.2404053"]
     assert run.table("requests").collect()["status"].to_list() == [200]
+
+
+def test_104_a_clients_abort_response_holding_the_transfer_failure(ingest_one):
+    """sglang#7338: the client's JSON response, `"finish_reason":{"type":"abort","message":"Decode transfer
+    failed for request rank=0 ... KVTransferError(...): Failed to get kvcache from prefill instance, it might be
+    dead","status_code":500`: the only line of the excerpt."""
+    _, run = ingest_one(sample("sglang", "104_"))
+    (row,) = fields_of(run.table("events").collect(), "abort_response")
+    assert row["status"] == 500 and row["reason"].startswith("Decode transfer failed for request rank=0")
+    (finding,) = diagnose(run)
+    assert (finding.id, finding.metrics["requests"]) == ("kv-transfer", 1) and "might be dead" in finding.verdict

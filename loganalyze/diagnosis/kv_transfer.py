@@ -30,15 +30,18 @@ own, of low confidence: how many requests they cost is not in the log.
 
 from __future__ import annotations
 
+import json
 import re
 
 import polars as pl
 
 from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.formats.sglang import KV_TRANSFER_FAILED
 from loganalyze.kinds import kind_in, kinds
 
 KINDS = kinds("kv_transfer_failed", "kv_transfer_timeout", "kv_transfer_error", "kv_transfer_expired")
 BACKEND = kinds("transfer_error")
+ABORT_RESPONSE = kinds("abort_response")
 AFTER = 2  # lines after a transfer worker's error where its traceback starts
 
 # (pattern of the reason, what it means, where to look), first match wins.
@@ -102,8 +105,22 @@ def _worker_reasons(ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
     return rows.join(near, on=["source", "line_no"], how="left")
 
 
+def _abort_responses(ctx: Context) -> pl.DataFrame:
+    """A client's abort responses whose message is a failed transfer's line, as the rows of
+    that line (`kv_transfer_failed`, its fields read from the message)."""
+    responses = ctx.events(kind_in(ABORT_RESPONSE))
+    if responses.height == 0:
+        return responses
+    reason = responses["fields"].str.json_path_match("$.reason")
+    inner = reason.str.extract_groups(KV_TRANSFER_FAILED)
+    fields = inner.struct.unnest().select("side", "reason", "room").to_dicts()
+    return (responses.with_columns(kind=pl.lit("kv_transfer_failed"), message=reason,
+                                   fields=pl.Series([json.dumps(f) for f in fields]))
+            .filter(inner.struct.field("side").is_not_null()))
+
+
 def check(ctx: Context) -> list[Finding]:
-    rows = ctx.events(kind_in(KINDS))
+    rows = pl.concat([ctx.events(kind_in(KINDS)), _abort_responses(ctx)], how="diagonal_relaxed")
     rows = rows.filter(~ctx.after_shutdown(rows))
     backend = ctx.events(kind_in(BACKEND))
     if rows.height == 0:

@@ -216,20 +216,25 @@ PYTHON_WARNING = info_event(
 # peer. Where the strings come from: docs/formats-sources.md#mooncake-transfer-engine.
 TRANSFER_ERROR = info_event(
     "transfer_error", ("Body failed", "ASIO exception", "Process failed for slice", "Failed to complete transfers",
-                       "failed for key", "Session "),
+                       "failed for key", "Session ", "for remote agent"),
     r"^(?:(?:Session|TcpTransport)::(?P<op>\w+) (?:failed|encountered an ASIO exception)"
     r"|[Ww]orker: Process failed for slice|Failed to complete transfers after (?P<timeout_s>\d+) seconds"
-    r"|Transfer ?failed for key|Session (?P<session>\S+) failed\.$)"
+    r"|Transfer ?failed for key|Session (?P<session>\S+) failed\.$"
+    r"|(?P<call>\w+XferReq): (?P<detail>.+))"
     r"(?:.*?(?:Error: |Exception: |\): )(?P<error>[^,]+))?",
     (Sample("Session::writeBody failed. Error: Bad address (value: 14), total_transferred_bytes_: 0, current "
             "transferred_bytes: 0", op="writeBody", error="Bad address (value: 14)"),
      Sample("TcpTransport::startTransfer encountered an ASIO exception. Slice details - source_addr: 0x3da7e4c800, "
             "length: 569344, opcode: 1, target_id: 2. Exception: connect: Cannot assign requested address",
             op="startTransfer", error="connect: Cannot assign requested address"),
-     Sample("Session 172.20.0.9:15004 failed.", session="172.20.0.9:15004")),
+     Sample("Session 172.20.0.9:15004 failed.", session="172.20.0.9:15004"),
+     # NIXL's agent (the backend of SGLang's and vLLM's NIXL connectors) through glog.
+     Sample("createXferReq: metadata for remote agent '40ed030f-2f55-4d2c-88c7-84f70da8adbb' not found",
+            call="createXferReq", detail="metadata for remote agent '40ed030f-2f55-4d2c-88c7-84f70da8adbb' not found")),
     severity="warning", types={"timeout_s": I},
     match=r"^(?:Session::\w+Body failed|TcpTransport::\w+ encountered an ASIO|[Ww]orker: Process failed for slice"
-          r"|Failed to complete transfers after|Transfer ?failed for key|Session \S+ failed\.$)")
+          r"|Failed to complete transfers after|Transfer ?failed for key|Session \S+ failed\.$"
+          r"|\w+XferReq: .*(?:not found|failed|error))")
 
 # nanobind (the C++ bindings of Triton and others) lists the objects still alive when the
 # interpreter exits (src/nb_internals.cpp, 0.0.8+): a header per kind of object, then up to

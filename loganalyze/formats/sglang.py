@@ -17,6 +17,11 @@ from loganalyze.formats.common import (
 from loganalyze.formats.config import config_value, explode_pairs, key_equals_value, repr_dump
 from loganalyze.formats.spec import Key, LineKind, LogFormat, Sample, TsFormat
 
+# A request whose KV cache did not cross (the kind `kv_transfer_failed`; also the message of a
+# client's abort response, which the kv-transfer finding reads with it).
+KV_TRANSFER_FAILED = (r"(?P<side>\w+) (?P<stage>transfer|bootstrap|handshake) failed for request rank=(?P<tp_rank>\d+)"
+                      r".*?(?: with exception (?P<error>\w+)\(bootstrap_room=(?P<room>\d+)\): (?P<reason>.*))?$")
+
 PREFIX = (
     r"^(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?|\d\d:\d\d:\d\d(?:\.\d+)?)"
     r"(?: (?P<rank>(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+(?: (?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+)*))?\] )?"
@@ -213,11 +218,25 @@ KINDS = (
            r"|Pyspy failed \((?P<command>[^)]*)\)\.|Pyspy is not available:)\s*(?:Error: )?(?P<error>.*)$", "info",
            ("Pyspy failed to dump PID 63217.   Error: /bin/sh: py-spy: command not found",),
            types={"pid": I, "pid_all": I}),
+    # A response a client got back, pasted from its side: SGLang's JSON with `"finish_reason":
+    # {"type":"abort","message":...,"status_code":N}` (tokenizer_manager.py's abort). The
+    # message is the server's own line (a KV transfer failure, a scheduler error).
+    _event("abort_response", '"type":"abort"',
+           r'"finish_reason":\{"type":"abort","message":"(?P<reason>(?:[^"\\]|\\.)*)"(?:,"status_code":(?P<status>\d+))?',
+           "warning", (
+               Sample('{"text":"","meta_info":{"id":"c564d0c547f945aa987620f1255b838d","finish_reason":{"type":"abort",'
+                      '"message":"Decode transfer failed for request rank=0 decode_req.req.rid=\'c564d0c5\' '
+                      'decode_req.req.bootstrap_room=2170015846053279415 with exception '
+                      'KVTransferError(bootstrap_room=2170015846053279415): Failed to get kvcache from prefill '
+                      'instance, it might be dead","status_code":500,"err_type":null},"prompt_tokens":8}}',
+                      reason="Decode transfer failed for request rank=0 decode_req.req.rid='c564d0c5' "
+                             "decode_req.req.bootstrap_room=2170015846053279415 with exception "
+                             "KVTransferError(bootstrap_room=2170015846053279415): Failed to get kvcache from prefill "
+                             "instance, it might be dead", status=500),
+           ), types={"status": I}, match=r'"finish_reason":\{"type":"abort"'),
     # PD disaggregation: a request whose KV cache did not cross between the prefill and the
     # decode server (docs/formats.md, "SGLang PD disaggregation").
-    _event("kv_transfer_failed", " failed for request rank=",
-           r"^(?P<side>\w+) (?P<stage>transfer|bootstrap|handshake) failed for request rank=(?P<tp_rank>\d+)"
-           r".*?(?: with exception (?P<error>\w+)\(bootstrap_room=(?P<room>\d+)\): (?P<reason>.*))?$", "warning", (
+    _event("kv_transfer_failed", " failed for request rank=", "^" + KV_TRANSFER_FAILED, "warning", (
                Sample("Decode transfer failed for request rank=1 decode_req.req.rid='3ce84ffb82764f45b028dd8e6c4beed1' "
                       "decode_req.req.bootstrap_room=1655955501905217457 with exception "
                       "KVTransferError(bootstrap_room=1655955501905217457): Failed due to an unknown reason from "
