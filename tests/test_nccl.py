@@ -733,3 +733,11 @@ def test_120_the_old_completion_error_wording_is_a_failure(ingest_one):
     assert [f["category"] for f in fields(run, "nccl_warn")] == ["ib_completion_error"]
     (f,) = [f for f in diagnose(run) if f.id == "nccl-error"]
     assert "InfiniBand/RoCE" in f.verdict
+
+
+def test_119_fast_busbw_on_16_unnamed_ranks_claims_no_nvlink_reference(ingest_one):
+    """cluster-toolkit#3644: all_gather rows only, 185 GB/s at 2 GiB on 16 ranks (from busbw/algbw), no GPU named."""
+    _, run = ingest_one(sample("nccl", "119_"))
+    (f,) = findings(run)["nccl-bandwidth"]
+    assert (f.severity, f.confidence) == ("info", "low") and "no reference" in f.verdict
+    assert "NVLink is in use" not in f.verdict
