@@ -360,3 +360,24 @@ def test_104_a_clients_abort_response_holding_the_transfer_failure(ingest_one):
     assert row["status"] == 500 and row["reason"].startswith("Decode transfer failed for request rank=0")
     (finding,) = diagnose(run)
     assert (finding.id, finding.metrics["requests"]) == ("kv-transfer", 1) and "might be dead" in finding.verdict
+
+
+MOONCAKE_STARTUP = """\
+I0917 16:19:42.193368 3936072 transfer_engine.cpp:486] Metrics reporting is disabled (set MC_TE_METRIC=1 to enable)
+I0917 16:19:42.193420 3936072 transfer_engine.cpp:146] Transfer Engine RPC using P2P handshake, listening on 10.0.0.13:16590
+I0917 16:19:42.193977 3936072 transfer_engine.cpp:200] Topology discovery complete. Found 1 HCAs.
+I0917 16:19:42.197755 3936068 rdma_context.cpp:129] RDMA device: mlx5_3, LID: 17, GID: (GID_Index 0) fe:80:00:00:00:00:00:00:9c:63:c0:03:00:1a:42:6e
+WARNING: Logging before InitGoogleLogging() is written to STDERR
+"""
+
+
+def test_mooncake_startup_lines_behind_glog_are_typed_and_quiet(tmp_path, ingest_one):
+    """kvcache-ai/Mooncake#851 (a PD prefill server's log): the transfer engine's start-up through glog."""
+    log = tmp_path / "mooncake.log"
+    log.write_text(MOONCAKE_STARTUP)
+    _, run = ingest_one(log)
+    assert "unparsed" not in run.tables()
+    ev = run.table("events").sort("line_no").collect()
+    assert ev["kind"].to_list() == ["transfer_engine"] * 5 and ev["level"].to_list()[:4] == ["INFO"] * 4
+    assert [json.loads(f).get("hcas") for f in ev["fields"]][2] == 1
+    assert diagnose(run) == []

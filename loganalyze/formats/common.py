@@ -236,6 +236,25 @@ TRANSFER_ERROR = info_event(
           r"|Failed to complete transfers after|Transfer ?failed for key|Session \S+ failed\.$"
           r"|\w+XferReq: .*(?:not found|failed|error))")
 
+# The transfer engine's start-up, through the same glog header: its handshake address, the
+# topology it found, the RDMA device and GID it picked (Mooncake's transfer_engine.cpp,
+# rdma_context.cpp), and glog's own note when a process logs before initialising it.
+TRANSFER_ENGINE = info_event(
+    "transfer_engine", ("Transfer Engine ", "Auto-discovering topology", "Topology discovery complete",
+                        "Find best gid index", "RDMA device: ", "Metrics reporting is disabled",
+                        "Logging before InitGoogleLogging()"),
+    r"^(?:Topology discovery complete\. Found (?P<hcas>\d+) HCAs|RDMA device: (?P<device>[^,]+),"
+    r"|Transfer Engine RPC using (?P<handshake>\S+) handshake, listening on (?P<address>\S+)|.)",
+    (Sample("Transfer Engine RPC using P2P handshake, listening on 10.0.0.13:16590", handshake="P2P",
+            address="10.0.0.13:16590"),
+     Sample("Topology discovery complete. Found 1 HCAs.", hcas=1),
+     Sample("RDMA device: mlx5_3, LID: 17, GID: (GID_Index 0) fe:80:00:00:00:00:00:00:9c:63:c0:03:00:1a:42:6e",
+            device="mlx5_3"),
+     Sample("WARNING: Logging before InitGoogleLogging() is written to STDERR")),
+    types={"hcas": I},
+    match=r"^(?:Transfer Engine |Auto-discovering topology|Topology discovery complete|Find best gid index"
+          r"|RDMA device: |Metrics reporting is disabled|WARNING: Logging before InitGoogleLogging\(\))")
+
 # nanobind (the C++ bindings of Triton and others) lists the objects still alive when the
 # interpreter exits (src/nb_internals.cpp, 0.0.8+): a header per kind of object, then up to
 # 10 or 20 ` - leaked ...` lines and ` - ... skipped remainder`. Since 2.5 the report ends

@@ -12,7 +12,8 @@ import polars as pl
 
 from loganalyze.formats.common import (
     ACCESS, FATAL_ERROR, GLOO_CONNECTED, NANOBIND_LEAKS, NUMEXPR, PROGRESS, PYTHON_WARNING,
-    STACK_DUMP, TORCH_WARNING, TRACEBACK, TRANSFER_ERROR, UVICORN, UVICORN_WARNING, WEIGHTS_FORMAT, stats_kind,
+    STACK_DUMP, TORCH_WARNING, TRACEBACK, TRANSFER_ENGINE, TRANSFER_ERROR, UVICORN, UVICORN_WARNING, WEIGHTS_FORMAT,
+    stats_kind,
 )
 from loganalyze.formats.config import config_value, explode_pairs, key_equals_value, repr_dump
 from loganalyze.formats.spec import Key, LineKind, LogFormat, Sample, TsFormat
@@ -360,6 +361,7 @@ KINDS = (
     STACK_DUMP,
     FATAL_ERROR,
     TRANSFER_ERROR,
+    TRANSFER_ENGINE,
     ACCESS,
     TRACEBACK,
 )

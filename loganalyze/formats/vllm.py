@@ -36,7 +36,7 @@ import polars as pl
 
 from loganalyze.formats.common import (
     ACCESS, FATAL_ERROR, GLOO_CONNECTED, NANOBIND_LEAKS, NUMEXPR, PROGRESS, PYTHON_WARNING,
-    STACK_DUMP, TORCH_WARNING, TRACEBACK, TRACEBACK_CONTINUATION, TRANSFER_ERROR, UVICORN, UVICORN_WARNING,
+    STACK_DUMP, TORCH_WARNING, TRACEBACK, TRACEBACK_CONTINUATION, TRANSFER_ENGINE, TRANSFER_ERROR, UVICORN, UVICORN_WARNING,
     WEIGHTS_FORMAT,
     stats_kind,
 )
@@ -802,6 +802,7 @@ KINDS = (
     STACK_DUMP,
     FATAL_ERROR,
     TRANSFER_ERROR,
+    TRANSFER_ENGINE,
     replace(TRACEBACK, orphan=r'^\s*File "', samples=(
         # A log cut mid-traceback (fixtures/real/vllm/36_*.log): no final error line, so no fields.
         Sample("\n".join((
