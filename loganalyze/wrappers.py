@@ -16,7 +16,13 @@ MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 
 # Each wrapper: a named-group pattern anchored at the line start. Groups other than
 # `body` become columns. Order matters: outermost first.
-KUBECTL = r"^(?P<k8s_date>\d{4}-\d\d-\d\d)T(?P<k8s_time>\d\d:\d\d:\d\d(?:\.\d{1,6})?)\d*(?:Z|[+-]\d\d:?\d\d)? (?P<body>.*)$"
+# The same stamp starts a container runtime's own log file (CRI: containerd, CRI-O; what
+# /var/log/containers/*.log holds on a Kubernetes node): `<stamp> stdout|stderr F|P <line>`.
+KUBECTL = (r"^(?P<k8s_date>\d{4}-\d\d-\d\d)T(?P<k8s_time>\d\d:\d\d:\d\d(?:\.\d{1,6})?)\d*(?:Z|[+-]\d\d:?\d\d)? "
+           r"(?:(?:stdout|stderr) [FP] )?(?P<body>.*)$")
+# docker's json-file driver (`/var/lib/docker/containers/<id>/<id>-json.log`): one JSON
+# object per line, the line itself in `log` (escaped, its newline kept), the time in `time`.
+DOCKER_JSON = r'^\{\s*"log"\s*:\s*"'
 # docker compose: `service-1  | ` (v2), `service_1  | ` (v1); or the container's own name
 # where one is set (`sglang  | `), taken only in front of what starts a log record (a
 # bracket, a date, a level), so a table row without outer pipes (`synchronous   | 0.47 | ...`)
@@ -34,12 +40,18 @@ MPIRUN = r"^\[\d+,\d+\]<(?:stdout|stderr)>:(?P<body>.*)$"
 # `0[0] -> 1[1]` and `[0] NCCL INFO` name ranks and devices.
 TAGGED = r"^\[\d+(?:,\d+)?\]"
 INNER_TAG = r"\[\d+,\d+\]<(?:stdout|stderr)>:|(?P<before>\S)\[\d+\](?P<after>\s+[-+]?\d)"
+# A ticket's markup in front of a wrapped line (`> `, `**`, a backtick of inline code:
+# sglang/108), peeled only where a wrapper follows it: elsewhere the format's leader
+# peeling takes it (loganalyze/formats/leader.py).
+WRAPPED = (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d|[A-Za-z0-9_.-]+(?:[-_]\d+)?\s+\| "
+           rf"|(?:{MONTHS}) [ \d]\d \d\d:\d\d:\d\d |\[\d+,\d+\]<std")
+MARKUP = rf"^(?:> ?|\*\*|`{{1,3}})+(?P<body>(?:{WRAPPED}).*)$"
 PROCESS = r"^\((?P<process>[^()]*?pid=\d+[^()]*)\) (?P<body>.*)$"
 # How each wrapper starts (the tests below, and PROCESS's bracket): a line that starts
 # with none of them has no wrapper, so a batch with no such line skips every pattern.
 ANY_START = (
-    rf"^(?:\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d|[A-Za-z0-9_.-]+(?:[-_]\d+)?\s+\| |(?:{MONTHS}) [ \d]\d \d\d:\d\d:\d\d "
-    r"|\[\d+(?:,\d+)?\]|\()"
+    rf'^(?:\{{\s*"log"|\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d|[A-Za-z0-9_.-]+(?:[-_]\d+)?\s+\| |(?:{MONTHS}) [ \d]\d \d\d:\d\d:\d\d '
+    r"|\[\d+(?:,\d+)?\]|\(|> ?|\*\*|`)"
 )
 
 
@@ -65,6 +77,17 @@ def _untag(frame: pl.DataFrame, tagged: pl.Series) -> pl.DataFrame:
     return frame.with_columns(frame["text"].clone().scatter(at, clean))
 
 
+def _docker_json(frame: pl.DataFrame) -> pl.DataFrame:
+    """docker json-file lines as the line they hold, its time in front as kubectl puts it (the
+    KUBECTL wrapper then keeps it as the wrapper's timestamp); other lines unchanged."""
+    text = frame["text"]
+    held = text.str.json_path_match("$.log").str.strip_suffix("\n").str.strip_suffix("\r")
+    time = text.str.json_path_match("$.time")
+    line = pl.select(pl.when(time.is_not_null()).then(time + " " + held).otherwise(held)).to_series()
+    is_json = text.str.contains(DOCKER_JSON) & held.is_not_null()
+    return frame.with_columns(text=pl.when(is_json).then(line).otherwise(text))
+
+
 def unwrap(frame: pl.DataFrame, year: int) -> pl.DataFrame:
     """Return the frame with `text` unwrapped plus `wrap_ts` (Datetime) and `process` columns.
 
@@ -74,8 +97,10 @@ def unwrap(frame: pl.DataFrame, year: int) -> pl.DataFrame:
         return frame.with_columns(wrap_ts=pl.lit(None, pl.Datetime("us")), process=pl.lit(None, pl.String))
     if not frame["text"].str.contains(ANY_START).any():
         return frame.with_columns(process=pl.lit(None, pl.String), wrap_ts=pl.lit(None, pl.Datetime("us")))
-    text = frame["text"]
-    out = frame
+    out = _docker_json(frame) if frame["text"].str.contains(DOCKER_JSON).any() else frame
+    if out["text"].str.contains(r"^(?:> ?|\*\*|`)").any():
+        out = _peel(out, MARKUP, [])
+    text = out["text"]
     if text.str.contains(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d").any():
         out = _peel(out, KUBECTL, ["k8s_date", "k8s_time"])
     else:

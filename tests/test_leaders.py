@@ -9,6 +9,8 @@ styles wrap the message, the line less what the format's prefix takes.
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 import pytest
 
@@ -30,6 +32,12 @@ AROUND_LINE = {
     "emphasis": "**{}**",
     "kubectl+compose+quoted": "2026-01-05T10:00:01Z server-1  | > {}",
     "file-suffix": "{} (scheduler.py:1558)",
+    "backtick": "`{}`",  # inline code in a ticket
+    "quoted+compose": "> server-1  | {}",  # the ticket's markup outside the collector's (sglang/108)
+    "backtick+compose": "`server-1  | {}",
+    "cri": "2026-01-05T10:00:01.123456789Z stdout F {}",  # a Kubernetes node's /var/log/containers file
+    # docker's json-file driver: the line escaped inside JSON, its newline kept
+    "docker-json": lambda line: json.dumps({"log": line + "\n", "stream": "stderr", "time": "2026-01-05T10:00:01.12Z"}),
 }
 # `{level}` is the level the line's own header gave (INFO where it gave none).
 AROUND_MESSAGE = {
@@ -42,6 +50,7 @@ AROUND_MESSAGE = {
     "clock": "[10:00:01] {level} {}",
     "epoch": "1736071201.123 {level} {}",
     "lost-bracket": "2026-01-05 10:00:01 TP0] {}",  # SGLang's header pasted without its `[`
+    "python-bracket-logger": "2026-01-05 10:00:01,123 [{level}] app.serving.worker: {}",  # sglang/101
 }
 # Styles that mean something else to a format: NCCL reads `[0] NCCL INFO` as cudaDev 0, and
 # only SGLang prints the rank tags whose bracket a paste loses.
@@ -63,6 +72,11 @@ def _around_message(fmt: LogFormat, style: str, line: str) -> str:
     return AROUND_MESSAGE[style].format(line if msg is None else msg, level=level or "INFO")
 
 
+def _around_line(style: str, line: str) -> str:
+    wrap = AROUND_LINE[style]
+    return wrap.format(line) if isinstance(wrap, str) else wrap(line)
+
+
 def unwrap_one(line: str) -> str:
     return unwrap(pl.DataFrame({"raw": [line]}).with_columns(text=pl.col("raw")), 2026)["text"][0]
 
@@ -75,7 +89,7 @@ def _cases(fmt: LogFormat) -> list[tuple[str, str, list[str]]]:
             lines = sample.split("\n")
             out.append((kind.name, "bare", lines))
             skip = NOT_FOR.get(fmt.name, set())
-            out += [(kind.name, style, [p.format(x) for x in lines]) for style, p in AROUND_LINE.items() if style not in skip]
+            out += [(kind.name, style, [_around_line(style, x) for x in lines]) for style in AROUND_LINE if style not in skip]
             out += [(kind.name, style, [_around_message(fmt, style, x) for x in lines])
                     for style in AROUND_MESSAGE if style not in skip]
     return out
@@ -146,7 +160,7 @@ def test_detection_sees_the_format_behind_every_leader(style):
         if style in AROUND_MESSAGE:
             lines = [_around_message(fmt, style, x) for x in lines]
         else:
-            lines = [AROUND_LINE[style].format(x) for x in lines]
+            lines = [_around_line(style, x) for x in lines]
         raw = pl.DataFrame({"raw": lines}).with_columns(text=pl.col("raw"))
         bare = formats.detect(unwrap(pl.DataFrame({"raw": [x for k in fmt.kinds for s in k.samples for x in s.split("\n")]})
                                      .with_columns(text=pl.col("raw")), 2026)["text"])[0]

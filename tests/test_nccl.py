@@ -706,3 +706,38 @@ def test_100_two_channels_through_one_nic_are_what_the_network_gives(ingest_one)
     (f,) = findings(run)["nccl-transport"]
     assert f.severity == "info" and "Few NCCL channels" not in f.title and "one NIC (NET/IB/0/GDRDMA)" in f.verdict
     assert "PCIe" not in f.impact_text
+
+
+def test_123_two_summaries_with_no_row_between_are_two_lone_jobs(ingest_one):
+    """nccl-tests#27: mpirun on two hosts of a binary built without MPI=1; each process prints
+    its own `# Avg bus bandwidth` (3.94145, 3.94156), pasted inside backticks."""
+    _, run = ingest_one(sample("nccl", "123_"))
+    lone = nccl(run).frames["lone_processes"]
+    assert lone.select("line_no", "why").rows() == [(2, "summary_twice"), (5, "summary_twice")]
+    f = findings(run)["nccl-tests-no-mpi"][0]
+    assert (f.severity, f.confidence) == ("warning", "medium") and "2 `# Avg bus bandwidth` summaries" in f.verdict
+
+
+def test_a_summary_after_each_of_two_tables_is_one_job_each(tmp_path, ingest_one):
+    """Two runs pasted one after the other, each its rows and its summary: not lone processes."""
+    rows = [line for line in sample("nccl", "15_").read_text().splitlines() if " float " in line]
+    log = tmp_path / "two-runs.log"
+    log.write_text("\n".join(rows + ["# Avg bus bandwidth    : 3.94145 "] + rows + ["# Avg bus bandwidth    : 3.9 "]) + "\n")
+    _, run = ingest_one(log)
+    assert nccl(run).frames["lone_processes"].height == 0 and "nccl-tests-no-mpi" not in findings(run)
+
+
+def test_120_the_old_completion_error_wording_is_a_failure(ingest_one):
+    """nccl#902: NCCL 2.4-2.7 print `Got completion with error 12` without `from peer`."""
+    _, run = ingest_one(sample("nccl", "120_"))
+    assert [f["category"] for f in fields(run, "nccl_warn")] == ["ib_completion_error"]
+    (f,) = [f for f in diagnose(run) if f.id == "nccl-error"]
+    assert "InfiniBand/RoCE" in f.verdict
+
+
+def test_119_fast_busbw_on_16_unnamed_ranks_claims_no_nvlink_reference(ingest_one):
+    """cluster-toolkit#3644: all_gather rows only, 185 GB/s at 2 GiB on 16 ranks (from busbw/algbw), no GPU named."""
+    _, run = ingest_one(sample("nccl", "119_"))
+    (f,) = findings(run)["nccl-bandwidth"]
+    assert (f.severity, f.confidence) == ("info", "low") and "no reference" in f.verdict
+    assert "NVLink is in use" not in f.verdict

@@ -15,7 +15,7 @@ SGLANG = sorted((SAMPLES / "sglang").glob("*.log"))
 
 
 # The first labelled samples (01-25); tests/test_real_corpus.py holds the whole corpus.
-@pytest.mark.parametrize("path", [p for p in SGLANG if p.name < "40"], ids=lambda p: p.name[:2])
+@pytest.mark.parametrize("path", [p for p in SGLANG if int(p.name.split("_")[0]) < 40], ids=lambda p: p.name[:2])
 def test_every_sample_ingests_and_every_line_is_accounted(path, ingest_one):
     result, _ = ingest_one(path)
     src = result.sources[0]
@@ -298,3 +298,87 @@ def test_90_the_maximum_from_an_older_accept_rate_that_holds_on_every_line(inges
     (f,) = [f for f in diagnose(run) if f.id == "low-acceptance"]
     assert f.metrics["max_accept_len"] == 4 and f.metrics["accept_len_mean"] == 1.954
     assert f.severity == "warning" and f.confidence == "medium" and "settings are not in the log" in f.verdict
+
+
+def test_101_decode_lines_behind_a_python_logging_module_prefix(ingest_one):
+    """sglang-omni#712: `2026-06-07 10:59:31,659 [INFO] sglang.srt.managers.scheduler_metrics_mixin: Decode batch, ...`."""
+    _, run = ingest_one(sample("sglang", "101_"))
+    d = decode(run)
+    assert d["running"].to_list() == [1, 1, 1] and d["gen_throughput"].to_list() == [126.29, 83.17, 82.34]
+    assert run.table("unparsed").collect().height == 0 if "unparsed" in run.tables() else True
+
+
+def test_105_and_108_the_transfer_engine_says_why_the_kv_transfer_failed(ingest_one):
+    """sglang#7118: Mooncake's glog line `E0612 ... tcp_transport.cpp:136] Session::writeBody failed. Error: Bad
+    address` before `Prefill transfer failed`; sglang#23272: the same behind docker compose, `**` and a backtick."""
+    _, run = ingest_one(sample("sglang", "105_"))
+    (err,) = fields_of(run.table("events").collect(), "transfer_error")[:1]
+    assert (err["op"], err["error"]) == ("writeBody", "Bad address (value: 14)")
+    (finding,) = [f for f in diagnose(run) if f.id == "kv-transfer"]
+    assert "Bad address" in finding.verdict and "RDMA" in finding.recommendation
+    _, run = ingest_one(sample("sglang", "108_"), name="t108")
+    assert "unparsed" not in run.tables()
+    (finding,) = [f for f in diagnose(run) if f.id == "kv-transfer"]
+    assert "could not open more connections" in finding.verdict
+
+
+def test_109_a_transfer_worker_traceback_is_the_kv_transfer_not_a_crash(ingest_one):
+    """llm-d#2433: `Unexpected transfer worker error for room R` and its traceback ending in
+    `RuntimeError: PD Disaggregation does NOT support PD` (prefill TP1, decode TP4)."""
+    _, run = ingest_one(sample("sglang", "109_"))
+    found = diagnose(run)
+    assert [f.id for f in found] == ["kv-transfer"]
+    assert found[0].metrics["reason"] == "RuntimeError: PD Disaggregation does NOT support PD"
+
+
+def test_103_a_child_sigquit_alone_is_a_crash_of_low_confidence(ingest_one):
+    """sglang#12827: the only line, behind an outer `[2025-11-06T02:10:00.703Z]`."""
+    _, run = ingest_one(sample("sglang", "103_"))
+    (finding,) = diagnose(run)
+    assert (finding.id, finding.severity, finding.confidence) == ("crash", "critical", "low")
+
+
+def test_a_child_sigquit_after_a_watchdog_timeout_is_the_hang_only(ingest_one):
+    _, run = ingest_one(sample("sglang", "20_"))
+    assert "crash" not in {f.id for f in diagnose(run)}
+
+
+def test_107_request_log_and_bare_access_lines_are_typed(ingest_one):
+    """sglang#19712: `Receive: obj=GenerateReqInput(rid=...)` and an access line that lost uvicorn's `INFO:`."""
+    _, run = ingest_one(sample("sglang", "107_"))
+    assert "unparsed" not in run.tables()
+    assert [f["request_id"] for f in fields_of(run.table("events").collect(), "request_log")] == [
+        "jJKjafC4O-zhjMwPvrWDgQc", "HEALTH_CHECK_1772327565.2404053"]
+    assert run.table("requests").collect()["status"].to_list() == [200]
+
+
+def test_104_a_clients_abort_response_holding_the_transfer_failure(ingest_one):
+    """sglang#7338: the client's JSON response, `"finish_reason":{"type":"abort","message":"Decode transfer
+    failed for request rank=0 ... KVTransferError(...): Failed to get kvcache from prefill instance, it might be
+    dead","status_code":500`: the only line of the excerpt."""
+    _, run = ingest_one(sample("sglang", "104_"))
+    (row,) = fields_of(run.table("events").collect(), "abort_response")
+    assert row["status"] == 500 and row["reason"].startswith("Decode transfer failed for request rank=0")
+    (finding,) = diagnose(run)
+    assert (finding.id, finding.metrics["requests"]) == ("kv-transfer", 1) and "might be dead" in finding.verdict
+
+
+MOONCAKE_STARTUP = """\
+I0917 16:19:42.193368 3936072 transfer_engine.cpp:486] Metrics reporting is disabled (set MC_TE_METRIC=1 to enable)
+I0917 16:19:42.193420 3936072 transfer_engine.cpp:146] Transfer Engine RPC using P2P handshake, listening on 10.0.0.13:16590
+I0917 16:19:42.193977 3936072 transfer_engine.cpp:200] Topology discovery complete. Found 1 HCAs.
+I0917 16:19:42.197755 3936068 rdma_context.cpp:129] RDMA device: mlx5_3, LID: 17, GID: (GID_Index 0) fe:80:00:00:00:00:00:00:9c:63:c0:03:00:1a:42:6e
+WARNING: Logging before InitGoogleLogging() is written to STDERR
+"""
+
+
+def test_mooncake_startup_lines_behind_glog_are_typed_and_quiet(tmp_path, ingest_one):
+    """kvcache-ai/Mooncake#851 (a PD prefill server's log): the transfer engine's start-up through glog."""
+    log = tmp_path / "mooncake.log"
+    log.write_text(MOONCAKE_STARTUP)
+    _, run = ingest_one(log)
+    assert "unparsed" not in run.tables()
+    ev = run.table("events").sort("line_no").collect()
+    assert ev["kind"].to_list() == ["transfer_engine"] * 5 and ev["level"].to_list()[:4] == ["INFO"] * 4
+    assert [json.loads(f).get("hcas") for f in ev["fields"]][2] == 1
+    assert diagnose(run) == []

@@ -729,3 +729,31 @@ def test_free_memory_below_the_utilization_at_startup_is_memory_held_elsewhere(i
     (f,) = [f for f in diagnose(run) if f.id == "oom"]
     assert f.title == "GPU memory already in use at startup (configuration)"
     assert (f.metrics["free_gib"], f.metrics["total_gib"]) == (free, total) and f.metrics["phase"] == "startup"
+
+
+def test_120_the_request_log_line_is_typed(ingest_one):
+    """vllm#16361: V1 0.8's `Received request <id>: prompt: '...', params: SamplingParams(...)`."""
+    _, run = ingest_one(sample("vllm", "120_"))
+    assert "unparsed" not in run.tables()
+    (row,) = run.table("events").filter(pl.col("kind") == "request_received").collect().to_dicts()
+    assert json.loads(row["fields"]) == {"request_id": "chatcmpl-67ed206b1edc4811911bcc917c0a0f72", "max_tokens": 8174}
+
+
+def test_129_mooncake_glog_lines_alone_are_a_kv_transfer_finding_of_low_confidence(ingest_one):
+    """vllm-ascend#9747: only Mooncake's `E20260530 21:16:47.670934 ... tcp_transport.cpp:175] Session::writeBody
+    failed ... Bad address` (glog 0.7 prints the year): the transfer engine failed, how many requests is unknown."""
+    _, run = ingest_one(sample("vllm", "129_"))
+    ev = run.table("events").filter(pl.col("kind") == "transfer_error").collect()
+    assert ev.height == 4 and ev["ts"][0] == datetime(2026, 5, 30, 21, 16, 47, 670934) and ev["level"][0] == "ERROR"
+    (finding,) = diagnose(run)
+    assert (finding.id, finding.severity, finding.confidence) == ("kv-transfer", "warning", "low")
+    assert "4 failed transfer(s)" in finding.title and "not known" in finding.verdict
+
+
+def test_130_nixl_expired_kv_blocks_are_a_kv_transfer_failure(ingest_one):
+    """vllm#25562: the prefill side releases KV blocks that 0 decode workers read within 120 s."""
+    _, run = ingest_one(sample("vllm", "130_"))
+    (finding,) = diagnose(run)
+    assert (finding.id, finding.severity, finding.metrics["requests"]) == ("kv-transfer", "critical", 5)
+    assert "never read the KV cache" in finding.verdict and "HTTP 500" not in finding.verdict
+    assert "VLLM_NIXL_ABORT_REQUEST_TIMEOUT" in finding.recommendation

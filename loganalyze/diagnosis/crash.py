@@ -20,6 +20,14 @@ from loganalyze.kinds import kind_in, kinds
 
 ERRORS = kinds("traceback", "exception", "process_crash", "engine_dead", "fatal_error")
 KINDS = (*ERRORS, *kinds("engine_exited"))
+# A KV transfer worker's error explains the traceback printed below it (kv-transfer says so).
+TRANSFER = kinds("kv_transfer_error", "kv_transfer_failed")
+# A process that says it died without a traceback of its own: SGLang's parent reporting a
+# child's SIGQUIT, the shell's `Killed`. Alone they are the crash; beside a watchdog timeout,
+# an out-of-memory or another finding's lines they are its consequence.
+DIED = kinds("child_failed", "killed")
+EXPLAINS_DEATH = kinds("watchdog_timeout", "watchdog_batch", "stack_dump", "oom", "nccl_error", "kv_transfer_failed",
+                       "kv_transfer_error")
 BEFORE = 5  # lines before a traceback where the line that caused it may stand
 
 
@@ -32,7 +40,7 @@ def _explained(ctx: Context, rows: pl.DataFrame, reason: pl.Expr) -> pl.Series:
     """Tracebacks that another finding explains: an out-of-memory or NCCL event on a line of
     the traceback, the line after it (the final error line a kind took from it), or just
     before it (`# GPU blocks: 0`, then the traceback it causes)."""
-    causes = ctx.events((reason | NO_KV_BLOCKS) & ~kind_in(KINDS)).select("source", "line_no")
+    causes = ctx.events((reason | NO_KV_BLOCKS | kind_in(TRANSFER)) & ~kind_in(KINDS)).select("source", "line_no")
     if causes.height == 0:
         return pl.Series([False] * rows.height, dtype=pl.Boolean)
     spans = rows.with_row_index("_i").select("_i", "source", start=pl.col("line_no") - BEFORE,
@@ -50,7 +58,7 @@ def check(ctx: Context) -> list[Finding]:
         return [_shut_down(ctx, rows)]
     after, rows = rows.filter(late), rows.filter(~late)
     if rows.height == 0:
-        return []
+        return _died(ctx, reason)
     # The first error in time across the run's files (a line without a time, as in an excerpt
     # or a note pasted beside the logs, after the timed ones): the cause, the rest follow it.
     rows = rows.sort(pl.col("ts").is_null(), "ts", "source", "line_no", maintain_order=True)
@@ -90,6 +98,25 @@ def _engine_died(first: dict, consequences: pl.DataFrame, earlier: int) -> str:
              "which `dmesg` shows) or a crash in native code." if not earlier else "")
     return (f"The engine core process exited unexpectedly ('{(first['message'] or '').strip()[:120]}', line "
             f"{first['line_no']}), {said}{follow}.{cause}")
+
+
+def _died(ctx: Context, reason: pl.Expr) -> list[Finding]:
+    """A process reported dead with no traceback and nothing that explains it."""
+    died = ctx.events(kind_in(DIED) & ~pl.col("source").is_in(ctx.client_sources()))
+    died = died.filter(~ctx.after_shutdown(died)) if died.height else died
+    if died.height == 0 or ctx.events(kind_in(EXPLAINS_DEATH) | reason).height:
+        return []
+    return [Finding(
+        id="crash", severity="critical", title="A server process died",
+        verdict=(f"{died.height} line(s) say a process died (`{(died['message'][0] or '')[:100]}`) and the log holds "
+                 "no traceback or error that says why: the cause is in the dead process's own output, before "
+                 "these lines."),
+        impact=1.0, impact_text="the failing process stops serving",
+        recommendation="Collect the full log of every rank and process from before this line: the first error is "
+                       "usually on one rank only (an exception, an out-of-memory, a watchdog timeout). A bare "
+                       "`Killed` is often the host's OOM killer: check `dmesg`.",
+        confidence="low", evidence=ctx.evidence(died.head(3)), metrics={"lines": died.height},
+    )]
 
 
 def _shut_down(ctx: Context, rows: pl.DataFrame) -> Finding:

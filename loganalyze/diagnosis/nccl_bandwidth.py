@@ -17,6 +17,7 @@ COMM_SHARE = 0.3  # same assumption as nccl-transport: allreduce share of a TP d
 PCIE_LOW = 15.0  # below ~15 GB/s on Gen4/Gen5: SHM fallback, ACS/IOMMU redirect, x8 link or SYS hops
 NVLINK_MIN = 60.0  # above any PCIe x16 figure (Gen5 ~64 GB/s raw per direction): NVLink in use
 FAR_BELOW = 0.5  # NVSwitch systems: below half the reference
+BOX_GPUS = 8  # GPUs in one server of the usual kind: more ranks than this span several (or an NVL rack)
 
 # (class, name pattern, reference busbw GB/s, source) - the first pattern that matches wins.
 REFERENCES = (
@@ -93,6 +94,19 @@ def check(ctx: Context) -> list[Finding]:
         ))
     if s.get("collapse_size"):
         found.append(_collapse(ctx, s, perf, metrics))
+    if not found and cls == "NVLink" and not s.get("perf_devices") and (n or 0) > BOX_GPUS:
+        # Fast, on more ranks than a box has GPUs, and nothing names the GPUs: the links are
+        # NVLink within a box and a fast network between them; no reference fits.
+        found.append(Finding(
+            id="nccl-bandwidth", severity="info", title="NCCL busbw above any PCIe figure (GPUs not named)",
+            verdict=f"{where} is above {NVLINK_MIN:g} GB/s, more than a PCIe x16 link carries: NVLink, or across "
+                    "nodes a fast network, carries it. The log names no GPUs and no hosts, so it was checked "
+                    "against no reference for this hardware." + decode,
+            impact=0.0, impact_text="none", recommendation="Nothing to change in NCCL on this evidence; run with the "
+                                                           "`# Using devices` header to compare against the GPUs' "
+                                                           "own reference.",
+            evidence=ctx.evidence(_rows(perf, size)), metrics=metrics, confidence="low",
+        ))
     if not found and cls == "unknown":
         found.append(Finding(
             id="nccl-bandwidth", severity="info", title="NCCL busbw not low by the PCIe rule of thumb (GPUs not named)",

@@ -38,12 +38,20 @@ def _alone(rows: pl.DataFrame) -> str | None:
     return f"{alone.height} row(s) show busbw 0.00 at a non-zero algbw, the bus-bandwidth factor of a 1-rank job"
 
 
+def _summaries(rows: pl.DataFrame) -> str | None:
+    again = rows.filter(pl.col("why") == "summary_twice")
+    if again.height == 0:
+        return None
+    return (f"{again.height} `# Avg bus bandwidth` summaries follow one another with no table row between them "
+            "(one job prints one summary per test; separate processes print one each)")
+
+
 def check(ctx: Context) -> list[Finding]:
     fam = ctx.metrics.get("nccl")
     if not fam or fam.frames["lone_processes"].height == 0:
         return []
     rows = fam.frames["lone_processes"]
-    reasons = [r for r in (_ranks_twice(rows), _interleaved(rows), _alone(rows)) if r]
+    reasons = [r for r in (_ranks_twice(rows), _interleaved(rows), _summaries(rows), _alone(rows)) if r]
     return [Finding(
         id="nccl-tests-no-mpi", severity="warning", title="nccl-tests ran as separate jobs, not one MPI job",
         verdict="These nccl-tests results come from several processes that each ran as a job of its own, not from "

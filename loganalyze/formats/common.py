@@ -33,10 +33,13 @@ ACCESS = LineKind(
     name="access",
     table="requests",
     needle='" ',
-    match=r'^INFO:\s+\S+:\d+ - "[A-Z]+ ',
-    pattern=r'^INFO:\s+(?P<client>\S+):(?P<port>\d+) - "(?P<method>[A-Z]+) (?P<path>\S+) HTTP/(?P<http>[\d.]+)" (?P<status>\d{3})',
+    # uvicorn's `INFO:     ` is lost where a paste or a log setup drops the level (sglang/107).
+    match=r'^(?:INFO:\s+)?\S+:\d+ - "[A-Z]+ ',
+    pattern=r'^(?:INFO:\s+)?(?P<client>\S+):(?P<port>\d+) - "(?P<method>[A-Z]+) (?P<path>\S+) HTTP/(?P<http>[\d.]+)" (?P<status>\d{3})',
     types={"port": pl.Int64, "status": pl.Int64},
-    samples=('INFO:     127.0.0.1:41452 - "GET /get_model_info HTTP/1.1" 200 OK',),
+    samples=('INFO:     127.0.0.1:41452 - "GET /get_model_info HTTP/1.1" 200 OK',
+             Sample('127.0.0.1:53440 - "POST /v1/chat/completions HTTP/1.1" 200 OK', client="127.0.0.1", port=53440,
+                    method="POST", path="/v1/chat/completions", http="1.1", status=200)),
 )
 
 # Frames, source lines, carets and the final `SomeError: ...` line of a Python traceback.
@@ -205,6 +208,52 @@ PYTHON_WARNING = info_event(
             file="<frozen importlib._bootstrap_external>", line="1241", category="FutureWarning")),
     severity="warning", match=r"^(?:\S+\.py|<frozen [\w.]+>):\d+: \w*Warning: ",
     continuation=r"^(?:\s|[a-z])", orphan=r"^\s+warnings\.warn\(")
+
+# Mooncake's transfer engine, the KV transfer backend of SGLang's PD disaggregation and of
+# vLLM's Mooncake connectors, reporting a transfer it could not make. It logs through glog
+# (`E0612 14:05:26.176716 1192408 tcp_transport.cpp:136] `, peeled as a leader:
+# loganalyze/formats/leader.py); SGLang adds `Session <address> failed.` when it drops the
+# peer. Where the strings come from: docs/formats-sources.md#mooncake-transfer-engine.
+TRANSFER_ERROR = info_event(
+    "transfer_error", ("Body failed", "ASIO exception", "Process failed for slice", "Failed to complete transfers",
+                       "failed for key", "Session ", "for remote agent"),
+    r"^(?:(?:Session|TcpTransport)::(?P<op>\w+) (?:failed|encountered an ASIO exception)"
+    r"|[Ww]orker: Process failed for slice|Failed to complete transfers after (?P<timeout_s>\d+) seconds"
+    r"|Transfer ?failed for key|Session (?P<session>\S+) failed\.$"
+    r"|(?P<call>\w+XferReq): (?P<detail>.+))"
+    r"(?:.*?(?:Error: |Exception: |\): )(?P<error>[^,]+))?",
+    (Sample("Session::writeBody failed. Error: Bad address (value: 14), total_transferred_bytes_: 0, current "
+            "transferred_bytes: 0", op="writeBody", error="Bad address (value: 14)"),
+     Sample("TcpTransport::startTransfer encountered an ASIO exception. Slice details - source_addr: 0x3da7e4c800, "
+            "length: 569344, opcode: 1, target_id: 2. Exception: connect: Cannot assign requested address",
+            op="startTransfer", error="connect: Cannot assign requested address"),
+     Sample("Session 172.20.0.9:15004 failed.", session="172.20.0.9:15004"),
+     # NIXL's agent (the backend of SGLang's and vLLM's NIXL connectors) through glog.
+     Sample("createXferReq: metadata for remote agent '40ed030f-2f55-4d2c-88c7-84f70da8adbb' not found",
+            call="createXferReq", detail="metadata for remote agent '40ed030f-2f55-4d2c-88c7-84f70da8adbb' not found")),
+    severity="warning", types={"timeout_s": I},
+    match=r"^(?:Session::\w+Body failed|TcpTransport::\w+ encountered an ASIO|[Ww]orker: Process failed for slice"
+          r"|Failed to complete transfers after|Transfer ?failed for key|Session \S+ failed\.$"
+          r"|\w+XferReq: .*(?:not found|failed|error))")
+
+# The transfer engine's start-up, through the same glog header: its handshake address, the
+# topology it found, the RDMA device and GID it picked (Mooncake's transfer_engine.cpp,
+# rdma_context.cpp), and glog's own note when a process logs before initialising it.
+TRANSFER_ENGINE = info_event(
+    "transfer_engine", ("Transfer Engine ", "Auto-discovering topology", "Topology discovery complete",
+                        "Find best gid index", "RDMA device: ", "Metrics reporting is disabled",
+                        "Logging before InitGoogleLogging()"),
+    r"^(?:Topology discovery complete\. Found (?P<hcas>\d+) HCAs|RDMA device: (?P<device>[^,]+),"
+    r"|Transfer Engine RPC using (?P<handshake>\S+) handshake, listening on (?P<address>\S+)|.)",
+    (Sample("Transfer Engine RPC using P2P handshake, listening on 10.0.0.13:16590", handshake="P2P",
+            address="10.0.0.13:16590"),
+     Sample("Topology discovery complete. Found 1 HCAs.", hcas=1),
+     Sample("RDMA device: mlx5_3, LID: 17, GID: (GID_Index 0) fe:80:00:00:00:00:00:00:9c:63:c0:03:00:1a:42:6e",
+            device="mlx5_3"),
+     Sample("WARNING: Logging before InitGoogleLogging() is written to STDERR")),
+    types={"hcas": I},
+    match=r"^(?:Transfer Engine |Auto-discovering topology|Topology discovery complete|Find best gid index"
+          r"|RDMA device: |Metrics reporting is disabled|WARNING: Logging before InitGoogleLogging\(\))")
 
 # nanobind (the C++ bindings of Triton and others) lists the objects still alive when the
 # interpreter exits (src/nb_internals.cpp, 0.0.8+): a header per kind of object, then up to

@@ -26,6 +26,9 @@ MONTH_DAY = r"\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?"
 SYSLOG = rf"(?:{MONTHS}) [ \d]\d \d\d:\d\d:\d\d"
 CLOCK = r"\d\d:\d\d:\d\d(?:[.,]\d+)?"
 EPOCH = r"1\d{9}(?:\.\d+)?"
+# glog, the C++ libraries' logging (Mooncake's transfer engine, gRPC): a level letter, the
+# date as MMDD or, in glog 0.7+, YYYYMMDD, the clock, a thread id and file:line.
+GLOG = r"(?P<level__3>[IWEF])(?P<ts__3>(?:\d{4})?\d{4} \d\d:\d\d:\d\d\.\d+) +(?:\d+ +)?[\w./-]+:\d+\] ?"
 STAMP = rf"(?:{ISO}|{MONTH_DAY}|{SYSLOG}|{CLOCK}|{EPOCH})"
 # Bare, epoch seconds need their fraction: a table row starts with ten digits too (nccl-tests' 1073741824).
 BARE_STAMP = rf"(?:{ISO}|{MONTH_DAY}|{SYSLOG}|{CLOCK}|1\d{{9}}\.\d{{3,}})"
@@ -34,10 +37,14 @@ BARE_STAMP = rf"(?:{ISO}|{MONTH_DAY}|{SYSLOG}|{CLOCK}|1\d{{9}}\.\d{{3,}})"
 SEP = r"(?: - | *\| ?| |$)"  # not `:`: uvicorn's `INFO:     ` is a message
 BAR = r"\d{1,3}%\|[^|]{0,200}\|[^\[\n]{0,80}\[[^\]\n]{0,120}\]\s*"
 COMMENT = "# "  # output kept as comments in a script or a results file
+LOGGER_COLON = (r"(?:(?:vllm|sglang|uvicorn|lmcache)(?:\.[a-z_][a-z0-9_]*)+|[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*){2,})"
+                r": ")
 # One leader token each, with what separates it from the next.
 TOKENS = (
     r"> ?",  # quoted in a ticket or mail
     r"\*\*",  # Markdown emphasis
+    r"`{1,3}",  # Markdown code quoting: an inline span or a fence glued to the first line
+    GLOG,
     rf"\[(?P<ts>{STAMP})\] ?",  # a bracketed timestamp
     rf"(?P<ts__2>{BARE_STAMP})(?: - | *\| ?|\t| )",  # a bare timestamp
     rf"\[?(?P<level>{LEVELS})\]?{SEP}",
@@ -46,6 +53,10 @@ TOKENS = (
     r"\[?(?:(?:DP|TP|EP|PP|ATTN_CP|MOE_DP)\d+ ?)+\] ?",  # SGLang rank tags, leading `[` lost or not
     r"\[[\w./-]+\.py:\d+\] ?|[\w.-]+\.py:\d+\] ?|[\w.-]+\.py:\d+(?: -- | |$)",  # file:line, not a warning's path:line:
     r"[A-Za-z_]\w*(?:\.\w+)+(?: - | *\| ?)",  # a dotted logger name: vllm.engine.metrics -
+    # `%(name)s: %(message)s`: a module path, all lower case so that an exception's class
+    # (`torch.OutOfMemoryError: `) stays its line's message, and three names deep or a
+    # server's own package, so that `socket.timeout: timed out` does too.
+    LOGGER_COLON,
     r"[A-Za-z_][\w-]* - ",  # an undotted logger name between ` - ` separators
     r"\(\w*\s*pid=\d+[^()]*\) ?",  # a Ray or vLLM process tag
     r"[A-Za-z_]\w* pid=\d+[^()]*\) ",  # the same, its `(` lost in a paste (vllm/44)
@@ -62,9 +73,9 @@ LEADER = f"^(?:{COMMENT})?" + LEADER_NO_COMMENT[1:-1] + "*"
 # What a leader can start with: a batch with no such line skips the leader regex.
 # Tight on purpose: it runs on every line, and a line it passes pays for the full leader
 # regex (uvicorn's `INFO:     127.0.0.1...`, most lines of a busy vLLM log, must not).
-START = (rf"^(?:>|# |\*\*|\[|\d\d[-:]\d|\d{{4}}-|\d{{1,3}}-\d\d-|-\d\d-\d\d |1\d{{9}}\.|\d{{1,7}} \[|\d{{1,3}}%\||(?:{MONTHS}) "
-         rf"|(?:{LEVELS})(?:[ \]|]|:[A-Za-z_])|[A-Za-z_]\w*(?:\.\w+)+ *[-|]|[A-Za-z_][\w-]* - |\(\w*\s*pid=|[A-Za-z_]\w* pid=\d)")
-SUFFIX = r"(?:\s+\([\w./-]+\.py:\d+\)|\*\*)$"
+START = (rf"^(?:>|# |\*\*|`|[IWEF]\d{{4}}|\[|\d\d[-:]\d|\d{{4}}-|\d{{1,3}}-\d\d-|-\d\d-\d\d |1\d{{9}}\.|\d{{1,7}} \[|\d{{1,3}}%\||(?:{MONTHS}) "
+         rf"|(?:{LEVELS})(?:[ \]|]|:[A-Za-z_])|[A-Za-z_]\w*(?:\.\w+)+ *[-|]|{LOGGER_COLON}|[A-Za-z_][\w-]* - |\(\w*\s*pid=|[A-Za-z_]\w* pid=\d)")
+SUFFIX = r"(?:\s+\([\w./-]+\.py:\d+\)|\*\*|`{1,3})$"
 # An indented `function (file.py:N)` and nothing else is a py-spy stack frame, whose
 # location is the frame's, not a logging suffix.
 PYSPY_FRAME = r"^\s+(?:[A-Za-z_][\w.]*|<\w+>) \([\w./<>-]+\.py:\d+\)$"
@@ -81,15 +92,21 @@ def split(text: pl.Series, comments: bool = True) -> pl.DataFrame:
         lead = pl.select(pl.when(alone).then(lead.str.replace(f"{BAR}$", "")).otherwise(lead)).to_series()
     return pl.DataFrame({
         "lead": lead,
-        "lead_ts": groups["ts"].fill_null(groups["ts__2"]),
-        "lead_level": groups["level"].fill_null(groups["level__2"]).replace({"WARN": "WARNING", "FATAL": "CRITICAL"}),
+        "lead_ts": groups["ts"].fill_null(groups["ts__2"]).fill_null(_glog_stamp(groups["ts__3"])),
+        "lead_level": groups["level"].fill_null(groups["level__2"]).fill_null(groups["level__3"]).replace(
+            {"WARN": "WARNING", "FATAL": "CRITICAL", "I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}),
         "rest": strip_suffix(text.str.slice(lead.str.len_chars())),
     })
 
 
+def _glog_stamp(stamp: pl.Series) -> pl.Series:
+    """glog's `20260530 21:16:47.67` or `0530 21:16:47.67` in the shapes parse_stamp reads."""
+    return stamp.str.replace(r"^(\d{4})(\d\d)(\d\d) ", "$1-$2-$3 ").str.replace(r"^(\d\d)(\d\d) ", "$1-$2 ")
+
+
 def strip_suffix(text: pl.Series) -> pl.Series:
     """The lines without a `(file.py:N)` or `**` at their end."""
-    if not (text.str.ends_with(")") | text.str.ends_with("**")).any():
+    if not (text.str.ends_with(")") | text.str.ends_with("**") | text.str.ends_with("`")).any():
         return text
     return pl.select(pl.when(text.str.contains(PYSPY_FRAME)).then(text).otherwise(text.str.replace(SUFFIX, ""))
                      ).to_series().alias(text.name)

@@ -92,14 +92,20 @@ WARN_CATEGORIES = (
     ("same_gpu", r"same GPU|Duplicate GPU"),
     ("wrong_type", r"wrong type \d+ != \d+"),
     ("timeout", r"[Tt]imeout|timed out"),
-    # `with error 4, ...` in older releases; `with status=12 ...` or `status=<name>(12)` in newer IB code.
-    ("ib_completion_error", r"Got completion .* with (?:error|status=)"),
+    # `Got completion with error 12, ...` in 2.4-2.7, `from peer <addr> with error 4, ...` later;
+    # `with status=12 ...` or `status=<name>(12)` in newer IB code.
+    ("ib_completion_error", r"Got completion (?:.* )?with (?:error|status=)"),
+    # The HCA's own events (`NET/IB : mlx5_0:1 Got async event : port error`, ibv_event_type_str):
+    # a port going down or a fatal queue error fails the transfers on it; `GID table change`,
+    # `port active` and the like are informational.
+    ("ib_async_error", r"Got async event : (?:port error|local catastrophic error|\w+ fatal error|CQ error"
+                       r"|[\w ]*work queue[\w ]* error|device fatal)"),
     ("proxy_failure", r"Failed to execute operation"),
 )
 # The categories that are a failure (NCCL returns an error), not advice about performance.
 FAILURES = ("cuda_failure", "ib_call_failed", "address_in_use", "call_failed", "socket_error", "ring_loop",
             "version_mismatch", "same_gpu", "wrong_type", "timeout", "shm_failure", "ib_completion_error",
-            "proxy_failure", "connection_lost")
+            "proxy_failure", "connection_lost", "ib_async_error")
 
 
 # ---------------------------------------------------------------------------- handlers
@@ -399,7 +405,12 @@ NCCL_EVENTS = (
         name="nccl_warn", table="events", needle="NCCL WARN ", match=r"^NCCL WARN ", rewrites=STRIP, message=True,
         const={"severity": "warning"}, handler=_chain(_warn_fields, _declared("events")),
         samples=(Sample("NCCL WARN Cuda failure 'peer access is not supported between these two devices'",
-                        category="cuda_failure"),),
+                        category="cuda_failure"),
+                 # NCCL 2.4-2.7's wording, without `from peer <address>` (nccl/120).
+                 Sample("NCCL WARN NET/IB : Got completion with error 12, opcode 0, len 0, vendor err 129",
+                        category="ib_completion_error"),
+                 Sample("NCCL WARN NET/IB : mlx5_0:1 Got async event : port error", category="ib_async_error"),
+                 Sample("NCCL WARN NET/IB : mlx5_2:1 Got async event : GID table change", category="other")),
     ),
     # `transport.cc:165 -> 2`: the return-code trail NCCL prints as an error unwinds.
     LineKind(

@@ -12,10 +12,16 @@ import polars as pl
 
 from loganalyze.formats.common import (
     ACCESS, FATAL_ERROR, GLOO_CONNECTED, NANOBIND_LEAKS, NUMEXPR, PROGRESS, PYTHON_WARNING,
-    STACK_DUMP, TORCH_WARNING, TRACEBACK, UVICORN, UVICORN_WARNING, WEIGHTS_FORMAT, stats_kind,
+    STACK_DUMP, TORCH_WARNING, TRACEBACK, TRANSFER_ENGINE, TRANSFER_ERROR, UVICORN, UVICORN_WARNING, WEIGHTS_FORMAT,
+    stats_kind,
 )
 from loganalyze.formats.config import config_value, explode_pairs, key_equals_value, repr_dump
 from loganalyze.formats.spec import Key, LineKind, LogFormat, Sample, TsFormat
+
+# A request whose KV cache did not cross (the kind `kv_transfer_failed`; also the message of a
+# client's abort response, which the kv-transfer finding reads with it).
+KV_TRANSFER_FAILED = (r"(?P<side>\w+) (?P<stage>transfer|bootstrap|handshake) failed for request rank=(?P<tp_rank>\d+)"
+                      r".*?(?: with exception (?P<error>\w+)\(bootstrap_room=(?P<room>\d+)\): (?P<reason>.*))?$")
 
 PREFIX = (
     r"^(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?|\d\d:\d\d:\d\d(?:\.\d+)?)"
@@ -190,8 +196,12 @@ KINDS = (
            "critical", ("Decode out of memory. Try to lower your batch size.",), fallback=True),
     _event("watchdog_timeout", "atchdog timeout", r"(?:(?P<component>\w+) )?[Ww]atchdog timeout \((?:self\.)?watchdog_timeout=(?P<timeout_s>\d+)",
            "critical", ("Watchdog timeout (self.watchdog_timeout=300)",), types={"timeout_s": F}),
-    _event("child_failed", "Received sigquit from a child", None, "critical",
-           ("Received sigquit from a child proces. It usually means the child failed.",)),
+    # A child process died: its parent's SIGQUIT handler, worded `Received sigquit from a child
+    # proces(s).` up to 0.5.x and `SIGQUIT received. signum=..., frame=...` since.
+    _event("child_failed", ("Received sigquit from a child", "SIGQUIT received."), None, "critical",
+           ("Received sigquit from a child proces. It usually means the child failed.",
+            "SIGQUIT received. signum=None, frame=None. It usually means one child failed."),
+           match=r"^(?:Received sigquit from a child|SIGQUIT received\.)"),
     _event("exception", "hit an exception", r"^(?P<component>\w+) hit an exception", "critical",
            ("Scheduler hit an exception: Traceback (most recent call last):",),
            continuation=TRACEBACK.continuation),
@@ -209,11 +219,25 @@ KINDS = (
            r"|Pyspy failed \((?P<command>[^)]*)\)\.|Pyspy is not available:)\s*(?:Error: )?(?P<error>.*)$", "info",
            ("Pyspy failed to dump PID 63217.   Error: /bin/sh: py-spy: command not found",),
            types={"pid": I, "pid_all": I}),
+    # A response a client got back, pasted from its side: SGLang's JSON with `"finish_reason":
+    # {"type":"abort","message":...,"status_code":N}` (tokenizer_manager.py's abort). The
+    # message is the server's own line (a KV transfer failure, a scheduler error).
+    _event("abort_response", '"type":"abort"',
+           r'"finish_reason":\{"type":"abort","message":"(?P<reason>(?:[^"\\]|\\.)*)"(?:,"status_code":(?P<status>\d+))?',
+           "warning", (
+               Sample('{"text":"","meta_info":{"id":"c564d0c547f945aa987620f1255b838d","finish_reason":{"type":"abort",'
+                      '"message":"Decode transfer failed for request rank=0 decode_req.req.rid=\'c564d0c5\' '
+                      'decode_req.req.bootstrap_room=2170015846053279415 with exception '
+                      'KVTransferError(bootstrap_room=2170015846053279415): Failed to get kvcache from prefill '
+                      'instance, it might be dead","status_code":500,"err_type":null},"prompt_tokens":8}}',
+                      reason="Decode transfer failed for request rank=0 decode_req.req.rid='c564d0c5' "
+                             "decode_req.req.bootstrap_room=2170015846053279415 with exception "
+                             "KVTransferError(bootstrap_room=2170015846053279415): Failed to get kvcache from prefill "
+                             "instance, it might be dead", status=500),
+           ), types={"status": I}, match=r'"finish_reason":\{"type":"abort"'),
     # PD disaggregation: a request whose KV cache did not cross between the prefill and the
     # decode server (docs/formats.md, "SGLang PD disaggregation").
-    _event("kv_transfer_failed", " failed for request rank=",
-           r"^(?P<side>\w+) (?P<stage>transfer|bootstrap|handshake) failed for request rank=(?P<tp_rank>\d+)"
-           r".*?(?: with exception (?P<error>\w+)\(bootstrap_room=(?P<room>\d+)\): (?P<reason>.*))?$", "warning", (
+    _event("kv_transfer_failed", " failed for request rank=", "^" + KV_TRANSFER_FAILED, "warning", (
                Sample("Decode transfer failed for request rank=1 decode_req.req.rid='3ce84ffb82764f45b028dd8e6c4beed1' "
                       "decode_req.req.bootstrap_room=1655955501905217457 with exception "
                       "KVTransferError(bootstrap_room=1655955501905217457): Failed due to an unknown reason from "
@@ -235,6 +259,24 @@ KINDS = (
                       "minutes) to relax the timeout condition.",
                       reason="Some requests fail to receive KV Cache transfer done signal after bootstrapping"),
            )),
+    # The request log (--log-requests): `Receive: obj=GenerateReqInput(rid='...', ...)` when a
+    # request arrives and `Finish: obj=..., out={...}` when it ends; only the id is a field.
+    _event("request_log", ("Receive: obj=", "Finish: obj="),
+           r"^(?P<action>Receive|Finish): obj=\w+\((?:.*?\brid='(?P<request_id>[^']+)')?", "info",
+           (Sample("Receive: obj=GenerateReqInput(rid='jJKjafC4O-zhjMwPvrWDgQc', sampling_params={'temperature': 1.0, "
+                   "'max_new_tokens': 128}, stream=True, priority=35)",
+                   action="Receive", request_id="jJKjafC4O-zhjMwPvrWDgQc"),),
+           match=r"^(?:Receive|Finish): obj=\w+\("),
+    # A transfer backend's worker failing one room (a request's KV cache) with an exception,
+    # its traceback below (disaggregation/nixl/conn.py, 0.5.x): `NIXL transport error for
+    # room R: e` or `Transfer failed for room R: e` where the transport raised it.
+    _event("kv_transfer_error", ("transfer worker error for room", "transport error for room", "Transfer failed for room"),
+           r"^(?:Unexpected transfer worker error|NIXL transport error|Transfer failed) for room (?P<room>\d+)"
+           r"(?::\s*(?P<reason>.+))?", "warning", (
+               Sample("Unexpected transfer worker error for room 1788380104266545413", room="1788380104266545413"),
+               Sample("NIXL transport error for room 5839938415251080346: NIXL_ERR_REMOTE_DISCONNECT",
+                      room="5839938415251080346", reason="NIXL_ERR_REMOTE_DISCONNECT"),
+           ), continuation=TRACEBACK.continuation),
     # Settings the server chose or adjusted, stated on a line of their own (server_args.py,
     # model_runner.py): an excerpt without the server_args dump still has them.
     LineKind(
@@ -318,6 +360,8 @@ KINDS = (
     NUMEXPR,
     STACK_DUMP,
     FATAL_ERROR,
+    TRANSFER_ERROR,
+    TRANSFER_ENGINE,
     ACCESS,
     TRACEBACK,
 )

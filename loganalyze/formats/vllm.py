@@ -36,7 +36,8 @@ import polars as pl
 
 from loganalyze.formats.common import (
     ACCESS, FATAL_ERROR, GLOO_CONNECTED, NANOBIND_LEAKS, NUMEXPR, PROGRESS, PYTHON_WARNING,
-    STACK_DUMP, TORCH_WARNING, TRACEBACK, TRACEBACK_CONTINUATION, UVICORN, UVICORN_WARNING, WEIGHTS_FORMAT,
+    STACK_DUMP, TORCH_WARNING, TRACEBACK, TRACEBACK_CONTINUATION, TRANSFER_ENGINE, TRANSFER_ERROR, UVICORN, UVICORN_WARNING,
+    WEIGHTS_FORMAT,
     stats_kind,
 )
 from loganalyze.formats.config import explode_pairs, key_equals_value, repr_pairs, typed
@@ -686,6 +687,17 @@ KINDS = (
            (Sample("Failed requests during benchmark run detected (capping to 10):\nError 0: Bad Request\n"
                    "Error 1: Bad Request", shown=10),),
            types={"shown": I}, continuation=r"^Error \d+: "),
+    # The request log (entrypoints/logger.py, on unless --disable-log-requests): `Received
+    # request <id>: prompt: '...', params: SamplingParams(...)` up to 0.10, `params: ...,
+    # num_prompt_tokens: N` later; the prompt is the user's text, so only the id and the
+    # sampling limit are fields.
+    _event("request_received", "Received request ",
+           r"^Received request (?P<request_id>[^\s:]+):(?:.*?\bmax_tokens=(?P<max_tokens>\d+))?", "info",
+           (Sample("Received request chatcmpl-67ed206b1edc4811911bcc917c0a0f72: prompt: '<s>[INST]Hello![/INST]', "
+                   "params: SamplingParams(n=1, temperature=0.7, top_p=1.0, max_tokens=8174, min_tokens=0), "
+                   "prompt_token_ids: None, lora_request: None, prompt_adapter_request: None.",
+                   request_id="chatcmpl-67ed206b1edc4811911bcc917c0a0f72", max_tokens=8174),),
+           types={"max_tokens": I}, match=r"^Received request [^\s:]+: "),
     _event("request_lifecycle", ("Finished request ", "Added request ", "Aborted request"),
            r"^(?P<action>Finished|Added|Aborted) request(?:\(s\))? (?P<request_id>\S+?)\.?$", "info",
            ("INFO 02-05 04:53:20 async_llm_engine.py:111] Finished request cmpl-672a8058f6cb4d1d8f5ba5397af93575.",),
@@ -714,6 +726,21 @@ KINDS = (
                    device="cuda:0", free_gib=22.35, total_gib=23.56, gpu_memory_utilization=0.95, wanted_gib=22.38)),
            types={"free_gib": F, "total_gib": F, "gpu_memory_utilization": F, "wanted_gib": F},
            continuation=TRACEBACK_CONTINUATION),
+    # P/D disaggregation with the NIXL connector (distributed/kv_transfer/.../nixl_connector.py,
+    # 0.9+): the prefill side frees KV blocks the decode side never read within
+    # VLLM_NIXL_ABORT_REQUEST_TIMEOUT, or blocks a decode worker read for a request it no
+    # longer knows (they may have expired): the request's KV cache did not cross.
+    _event("kv_transfer_expired", ("Releasing expired KV blocks for request", "Potentially invalid KV blocks"),
+           r"^(?:Releasing expired|Potentially invalid) KV blocks for (?:unrecognized )?request (?P<request_id>\S+)"
+           r"(?: which were retrieved by (?P<readers>\d+) decode worker\(s\) within (?P<timeout_s>\d+) seconds)?",
+           "warning",
+           (Sample("Releasing expired KV blocks for request cmpl-3da205a6-1c3c-41b5-aeaa-b8421e81fd5c-0 which were "
+                   "retrieved by 0 decode worker(s) within 120 seconds.",
+                   request_id="cmpl-3da205a6-1c3c-41b5-aeaa-b8421e81fd5c-0", readers=0, timeout_s=120),
+            Sample("Potentially invalid KV blocks for unrecognized request chatcmpl-129a69c8-cd1a-40e0-aa3e-94662fd8cc2b "
+                   "were retrieved by a decode worker. They may have expired.",
+                   request_id="chatcmpl-129a69c8-cd1a-40e0-aa3e-94662fd8cc2b")),
+           types={"readers": I, "timeout_s": I}),
     _event("kv_cache_insufficient", ("No available memory for the cache blocks", "stored in KV cache (",
                                      "KV cache is needed, which is larger than the available KV cache memory",
                                      "To serve at least one request with the model"),
@@ -774,6 +801,8 @@ KINDS = (
     NUMEXPR,
     STACK_DUMP,
     FATAL_ERROR,
+    TRANSFER_ERROR,
+    TRANSFER_ENGINE,
     replace(TRACEBACK, orphan=r'^\s*File "', samples=(
         # A log cut mid-traceback (fixtures/real/vllm/36_*.log): no final error line, so no fields.
         Sample("\n".join((

@@ -322,6 +322,9 @@ def lone_processes(perf: pl.DataFrame) -> pl.DataFrame:
     - `nranks_1`: busbw 0.00 where algbw is at least 0.1 GB/s: busbw = algbw x (n-1)/n or
       2(n-1)/n is 0 only for n = 1 (and equals algbw for broadcast/reduce), a process alone.
       Reported only beside one of the two others: one GPU tested alone is a run of its own.
+    - `summary_twice`: two `# Avg bus bandwidth` summaries with no header or data row between
+      them: one job prints one summary per test, each process of separate jobs its own
+      (nccl/123: `3.94145` and `3.94156` one after the other).
     """
     if perf.height == 0:
         return pl.DataFrame(schema={"source": pl.String, "line_no": pl.Int64, "raw": pl.String, "why": pl.String})
@@ -342,7 +345,10 @@ def lone_processes(perf: pl.DataFrame) -> pl.DataFrame:
     interleaved = rows.filter(pl.col("mixed") & pl.col("restart")).with_columns(why=pl.lit("interleaved"))
     algbw, busbw = pl.max_horizontal("oop_algbw", "ip_algbw"), pl.max_horizontal("oop_busbw", "ip_busbw")
     alone = rows.filter((busbw == 0) & (algbw >= 0.1)).with_columns(why=pl.lit("nranks_1"))
-    found = [df.select("source", "line_no", "raw", "why") for df in (twice, interleaved) if df.height]
+    summaries = perf.filter(pl.col("what") == "avg_busbw")
+    again = summaries.filter(pl.len().over("source", "segment", "rows_before") > 1).with_columns(
+        why=pl.lit("summary_twice"))
+    found = [df.select("source", "line_no", "raw", "why") for df in (twice, interleaved, again) if df.height]
     if not found:
         return pl.DataFrame(schema={"source": pl.String, "line_no": pl.Int64, "raw": pl.String, "why": pl.String})
     sources = pl.concat(found)["source"].unique()
