@@ -428,7 +428,8 @@ FORMAT = LogFormat(
             r"^(?:Metric|Statistic),avg,",
             r"^\s*(?:ℹ\s*)?(?:Run Summary Info|Request Latency Statistics|Server Throughput Statistics)",
             result_tables.TEXT_HEAD, result_tables.MD_METRIC, r"^\s*Benchmark\s*\|\s*(?:Start Time|Per Second)\s*\|",
-            result_tables.RUN_HEAD, result_tables.HEADLESS_ROW, result_tables.STAT_HEAD_ROW, result_tables.KEY_VALUE_HEAD,
+            result_tables.RUN_HEAD, result_tables.SPACED_HEAD, result_tables.HEADLESS_ROW, result_tables.STAT_HEAD_ROW,
+            result_tables.KEY_VALUE_HEAD,
             r"^Successful/total requests: \d+/\d+\s*$"),
     versions=(
         (r"^Max reqeuest concurrency:", "sglang 0.4.0-0.4.6"),
