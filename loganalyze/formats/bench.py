@@ -156,9 +156,14 @@ def serving_blocks(rows: pl.DataFrame) -> pl.DataFrame:
             .then(pl.col("body").str.replace(rf"(?s)({ruled}.*?\n={{50}}[ \t]*)\n.*$", "$1"))
             .otherwise(pl.col("body").str.replace(r"(?s)(\n={50}[ \t]*)\n.*$", "$1")))
     serving = text.str.contains(r"(?m)^=+ ?Serving Benchmark Result")
+    first = text.str.split("\n").list.first()
+    bannered = first.str.contains(HEADER) | first.str.contains(SUMMARY) | first.str.contains(TRTLLM_SECTION)
     rows = rows.with_columns(
         block=text.str.split("\n"),  # cut at the footer
-        partial=~text.str.contains(FOOTER) | ~serving,
+        # Partial: a vLLM or SGLang block that stops before its footer, or any block that
+        # starts without its banner (a paste that cut it: bench/65); another client's block
+        # under its own banner has no footer to miss.
+        partial=(serving & ~text.str.contains(FOOTER)) | ~bannered,
         tool=pl.when(text.str.contains(SGLANG_ROWS)).then(pl.lit("sglang.bench_serving"))
         .when(serving).then(pl.lit("vllm.bench_serve"))
         .when(text.str.contains(r"(?m)^= PERFORMANCE OVERVIEW")).then(pl.lit("trtllm-bench")),
