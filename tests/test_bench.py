@@ -325,7 +325,7 @@ def test_every_prompt_in_flight_at_once_is_a_flood(ingest_one):
     _, run = ingest_one(sample("bench", "02_"))
     (finding,) = [f for f in diagnose(run) if f.id == "bench-overload"]
     assert "1000 of 1000 requests were in flight at once" in finding.verdict
-    assert finding.confidence == "medium"
+    assert finding.confidence == "low"  # medium, less a step: the block it reads is cut
 
 
 @pytest.mark.parametrize("prefix,want", [
@@ -427,3 +427,24 @@ def test_json_fragments_pasted_from_results_files(ingest_one):
     assert second["failed"] == 0 and second["ttft_mean"] is None  # `timeToFirstByte` names no unit
     assert {"key": "timeToFirstByte", "value": "122.06"} in second["extra"]
     assert result.sources[0].lines_by_table["unparsed"] == 5  # the fences and the INFO lines
+
+
+def test_a_finding_on_a_partial_result_says_so_with_less_confidence(ingest_one):
+    """bench/16: the block stops before its footer (the paste ends at `Total Token throughput`):
+    the overload finding built on it drops from medium to low confidence and names the result."""
+    _, run = ingest_one(sample("bench", "16_"))
+    (row,) = bench(run)
+    assert row["partial"] is True
+    (found,) = diagnose(run)
+    assert (found.id, found.confidence) == ("bench-overload", "low")
+    assert found.metrics["partial_evidence"] == [f"{sample('bench', '16_')}:11"]
+    assert "Partial evidence: the benchmark result at" in found.verdict
+
+
+def test_a_block_under_its_own_banner_is_whole_one_without_a_banner_partial(ingest_one):
+    """trtllm-bench's PERFORMANCE OVERVIEW (bench/40) has no footer to miss; OpenVINO's
+    `Load time:` list (bench/57) prints no banner, so nothing tells a cut one from a whole one."""
+    _, run = ingest_one(sample("bench", "40_"))
+    assert [r["partial"] for r in bench(run)] == [False]
+    _, run = ingest_one(sample("bench", "57_"), name="o")
+    assert [r["partial"] for r in bench(run)] == [True]

@@ -29,8 +29,10 @@ TAGGED_ROWS = REAL / "nccl" / "103_all-reduce-perf-mpi-tag-output-rank-0-glued-b
 FORMATS = [f for f in formats.FORMATS.values() if isinstance(f, LogFormat)]
 GLUED = [f for f in FORMATS if f.record_start]
 # A header in each format's own layout, for the samples that are a message alone.
-HEADER = {"vllm": "INFO 01-05 10:00:01 [loggers.py:122] ", "sglang": "[2026-01-05 10:00:01 TP0] "}
+HEADER = {"vllm": "INFO 01-05 10:00:01 [loggers.py:122] ", "sglang": "[2026-01-05 10:00:01 TP0] ",
+          "nccl": "host1:1:1 [0] "}
 STATS_START = {"vllm": vllm.STATS_START, "sglang": sglang.STATS_START}
+NCCL_GLUED = REAL / "nccl" / "85_wsl2-records-joined-on-one-line-libcuda-not-found.log"
 CTX = dict(year=2026, base_date="2026-01-01")
 
 
@@ -44,10 +46,17 @@ def _with_header(fmt: LogFormat, line: str) -> str:
     """`line` as a record with a header: its own, or the format's put in front of it (a
     record with no header glued to one with a header is cut only where one of the
     format's `record_marks` occurs twice: tests below glue bare stats records)."""
-    stats_start = STATS_START[fmt.name]
+    stats_start = STATS_START.get(fmt.name)
     whole = pl.Series([line]).str.contains(f"^{glued.TAG}(?:{fmt.record_start})").item() \
-        and not pl.Series([line]).str.contains(f"^(?:{stats_start})").item()
+        and not (stats_start and pl.Series([line]).str.contains(f"^(?:{stats_start})").item())
     return line if whole else HEADER[fmt.name] + line
+
+
+def _records(fmt: LogFormat) -> list[str]:
+    """The one-line samples as records that start where the format says one starts (NCCL's
+    PyTorch lines have no NCCL envelope: nothing tells where one of them starts in a line)."""
+    records = [_with_header(fmt, s) for _, s in _one_line_samples(fmt)]
+    return [r for r in records if pl.Series([r]).str.contains(f"^{glued.TAG}(?:{fmt.record_start})").item()]
 
 
 def _rows_by_line(fmt: LogFormat, lines: list[str]) -> dict[int, list[str]]:
@@ -72,7 +81,7 @@ def test_the_formats_whose_records_can_be_glued_declare_where_one_starts():
 @pytest.mark.parametrize("fmt", GLUED, ids=lambda f: f.name)
 @pytest.mark.parametrize("gap", [" ", ""], ids=["space", "none"])
 def test_every_record_glued_after_another_parses_the_same(fmt, gap):
-    records = [_with_header(fmt, s) for _, s in _one_line_samples(fmt)]
+    records = _records(fmt)
     alone = _rows_by_line(fmt, [x for r in records for x in (r, SEPARATOR)])
     joined = _rows_by_line(fmt, [x for a, b in zip(records, records[1:]) for x in (a + gap + b, SEPARATOR)])
     wrong = []
@@ -83,7 +92,7 @@ def test_every_record_glued_after_another_parses_the_same(fmt, gap):
     assert records and not wrong, f"{len(wrong)} glued pairs parse differently:\n" + "\n".join(wrong[:10])
 
 
-@pytest.mark.parametrize("fmt", GLUED, ids=lambda f: f.name)
+@pytest.mark.parametrize("fmt", [f for f in GLUED if f.name in STATS_START], ids=lambda f: f.name)
 def test_stats_records_glued_without_their_headers_parse_the_same(fmt):
     """`... GPU KV cache usage: 0.1%Avg prompt throughput: ...`: a stats message is a record start too."""
     msgs = [prefix_groups(fmt.prefix, pl.Series([s])).struct.field("msg")[0] for k in fmt.kinds if k.table == "stats"
@@ -169,3 +178,20 @@ def test_records_of_one_line_are_claimed_one_by_one(tmp_path):
     assert sum(src.lines_by_table.values()) == src.lines == 1
     assert src.tables["unparsed"] == 1 and src.lines_by_table["unparsed"] == 1
     assert sum(n for t, n in src.tables.items() if t.startswith("nccl")) == 1
+
+
+def test_a_line_of_nccl_records_is_one_row_per_record(tmp_path):
+    """nccl/85 (a WSL2 log pasted without its newlines): each `host:pid:tid [dev] NCCL ...`
+    record and the bare `NCCL version` line is cut into a row of its own, the host with it,
+    so the WARN is read for what it says (libcuda.so not found), not with the socket and
+    channel records glued after it."""
+    src = la.ingest([NCCL_GLUED], run="n", store=tmp_path).sources[0]
+    assert src.lines - src.blank == 2 and sum(src.lines_by_table.values()) == 2
+    assert src.glued == {"nccl_comms": 6, "nccl_links": 3}
+    run = la.open_run("n", tmp_path)
+    (warn,) = run.table("events").collect().to_dicts()
+    assert warn["message"].endswith("libcuda.so: cannot open shared object file: No such file or directory")
+    assert '"category":"cuda_library_missing"' in warn["fields"]
+    comms = run.table("nccl_comms").collect()
+    assert comms.filter(pl.col("kind") == "version")["raw"].to_list() == ["NCCL version 2.18.1+cuda12.1 "]
+    assert comms["host"].drop_nulls().unique().to_list() == ["host1"]

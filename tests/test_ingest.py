@@ -283,27 +283,31 @@ def test_a_folder_is_every_file_below_it_and_an_unknown_file_is_skipped(tmp_path
 
 
 def test_side_files_of_a_recording_are_skipped_by_content_and_named(tmp_path):
-    """A case folder as recorded: AIPerf's command line in commands.txt looks like a bench
-    client's output, but no line of it is one a format reads, and expected.toml is no log:
-    both are listed as skipped, not stored as unparsed lines. `--as` stores a file whatever
-    it holds; a commands.txt that holds a `vllm bench serve` command is read (the load)."""
+    """A folder of recordings: the recordings' README.md names vLLM's lines but holds none
+    that a format reads, and expected.toml is no log: both are listed as skipped, not stored
+    as unparsed lines. `--as` stores a file whatever it holds; a commands.txt is read for the
+    client's command line (the load: AIPerf's `--concurrency 8`, a `vllm bench serve` command)."""
     engines = FIXTURES / "engines" / "vllm-0.32"
     case = tmp_path / "case"
     case.mkdir()
     result = "vllm-infqps-concurrency2-tiny-llama-20261201-131908.json"
     for name, source in ((result, "healthy"), ("commands.txt", "aiperf"), ("expected.toml", "aiperf")):
         (case / name).write_bytes((engines / source / name).read_bytes())
+    (case / "README.md").write_bytes((engines / "README.md").read_bytes())
     store = tmp_path / "store"
     code, out = cli("ingest", case, "--run", "r", "--store", store, "-q")
     assert code == 0
-    assert out.splitlines()[-1].startswith("skipped 2 files no format knows: commands.txt, expected.toml (")
-    assert f"{case / 'commands.txt'}: skipped: looked like bench, but no line of it is one it reads" in out
+    assert out.splitlines()[-1].startswith("skipped 2 files no format knows: README.md, expected.toml (")
+    assert f"{case / 'README.md'}: skipped: looked like vllm, but no line of it is one it reads" in out
     code, out = cli("ingest", case, "--run", "j", "--store", store, "-q", "--format", "json")
-    assert json.loads(out)["unknown_format"] == [str(case / "commands.txt"), str(case / "expected.toml")]
-    code, out = cli("ingest", case / "commands.txt", "--run", "s", "--store", store, "-q", "--strict")
-    assert code == 2 and "no line of it is one a format reads (it looked like bench; use --as bench" in out
-    code, out = cli("ingest", case / "commands.txt", "--run", "a", "--store", store, "-q", "--as", "bench")
-    assert code == 0 and "unparsed            3 lines" in out
+    got = json.loads(out)
+    assert got["unknown_format"] == [str(case / "README.md"), str(case / "expected.toml")]
+    aiperf = next(s for s in got["sources"] if s["path"].endswith("commands.txt"))
+    assert aiperf["lines_by_table"] == {"config": 1, "unparsed": 2}
+    code, out = cli("ingest", case / "README.md", "--run", "s", "--store", store, "-q", "--strict")
+    assert code == 2 and "no line of it is one a format reads (it looked like vllm; use --as vllm" in out
+    code, out = cli("ingest", case / "expected.toml", "--run", "a", "--store", store, "-q", "--as", "bench")
+    assert code == 0 and "unparsed            5 lines" in out
     code, out = cli("ingest", engines / "healthy" / "commands.txt", "--run", "b", "--store", store, "-q",
                     "--format", "json")
     assert json.loads(out)["sources"][0]["lines_by_table"] == {"config": 1, "unparsed": 2}

@@ -54,7 +54,8 @@ AROUND_MESSAGE = {
 }
 # Styles that mean something else to a format: NCCL reads `[0] NCCL INFO` as cudaDev 0, and
 # only SGLang prints the rank tags whose bracket a paste loses.
-NOT_FOR = {"nccl": {"mpi-rank"}, "vllm": {"lost-bracket"}, "nccl-tests": {"lost-bracket"}, "bench": {"lost-bracket"}}
+NOT_FOR = {"nccl": {"mpi-rank"}, "vllm": {"lost-bracket"}, "nccl-tests": {"lost-bracket"}, "bench": {"lost-bracket"},
+           "client-log": {"lost-bracket"}}
 # Where a line came from and how it was printed, not what it says.
 PLACE = {"ts", "level", "process", "raw", "line_no", "source", "rank", "gpu", "host", "pid", "tid"}
 SEPARATOR = "-- next sample --"

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 import loganalyze as la
-from conftest import FIXTURES
+from conftest import FIXTURES, sample
 from loganalyze.diagnosis import diagnose
 
 VLLM = FIXTURES / "engines" / "vllm-0.32"
@@ -121,3 +121,21 @@ def test_a_kv_bound_or_healthy_export_is_no_cap(ingest_one, exports):
     _, run = ingest_one(KV_EXPORT.with_suffix(".csv"))
     assert [f.id for f in diagnose(run)] == ["kv-pressure"]
     assert not diagnose(exports[1])
+
+
+def test_aiperf_scrapes_jsonl_is_one_row_per_sample(ingest_one):
+    """bench/93 (two lines of a real Dynamo run, quoted by AIPerf's tutorial): each line one
+    scrape of one endpoint; samples as a /metrics scrape's rows, at the scrape's time, a
+    histogram's buckets `<name>_bucket` with `le`, and its `_sum` and `_count`."""
+    result, run = ingest_one(sample("bench", "93_"))
+    (source,) = result.sources
+    assert (source.format, source.lines_by_table) == ("server-metrics", {"metrics": 2})
+    rows = run.table("metrics").collect()
+    assert rows.height == 22
+    ok = rows.filter(pl.col("name") == "dynamo_frontend_requests").row(0, named=True)
+    assert (ok["value"], ok["endpoint"], ok["line_no"]) == (1000.0, "localhost:9007", 2)
+    assert ok["labels"] == 'endpoint="chat_completions",model="openai/gpt-oss-20b",status="success"'
+    assert str(ok["ts"]) == "2025-11-19 22:26:55.220757" and ok["metric_type"] is None
+    ttft = rows.filter(pl.col("name") == "dynamo_frontend_time_to_first_token_seconds_bucket")
+    assert ttft.filter(pl.col("labels").str.contains('le="0.1"'))["value"].to_list() == [835.0]
+    assert rows.filter(pl.col("name") == "dynamo_component_request_duration_seconds_count")["value"].to_list() == [360.0]

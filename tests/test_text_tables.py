@@ -107,3 +107,24 @@ def test_a_table_that_is_no_result_stays_in_unparsed(ingest_one, tmp_path):
     assert run.table("bench").collect().height == 0
     unparsed = run.table("unparsed").sort("line_no").collect()
     assert unparsed["line_no"].to_list()[:10] == list(range(1, 11))
+
+
+def test_plain_table_of_spaces_reads_the_columns_its_header_names(ingest_one):
+    """bench/92: Model Analyzer's console, columns two or more spaces apart and no rules. The
+    header's words decide: `Concurrency`, `p99 Time To First Token (ms)`, `p99 Inter Token
+    Latency (ms)` and `Output Token Throughput` map; `Throughput (infer/sec)` and `p99 Latency
+    (ms)` name no one bench column and are not read. The GPU table under it (other widths, no
+    measure in its header) gives no result."""
+    result, run = ingest_one(sample("bench", "92_"))
+    (row,) = rows(run)
+    assert (row["line_no"], row["max_concurrency"], row["ttft_p99"], row["itl_p99"]) == (3, 1, 47704.6, 11.3)
+    assert row["output_throughput"] == 76192.3
+    assert row["request_throughput"] is None and row["e2e_p99"] is None
+
+
+def test_plain_rows_of_another_width_are_not_read():
+    """A row whose cells do not line up with the header's (an empty cell, a line of another
+    table) is no row of it: never read into the wrong columns."""
+    lines = numbered("92_")
+    header, body = text_tables.spaced_cells([lines[1], lines[2], lines[6]])  # a GPU row under the inference header
+    assert len(header[0]) == 12 and [no for no, _ in body] == [3]

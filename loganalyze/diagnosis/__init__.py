@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from loganalyze import metrics
 from loganalyze.diagnosis import (
+    bench_evidence,
     bench_failures,
     bench_validity,
     client_bottleneck,
@@ -84,7 +85,7 @@ def diagnose(run: Run, baseline: Run | None = None, computed: dict | None = None
     found: list[Finding] = []
     for check in CHECKS:
         found += check(ctx)
-    return rank(found)
+    return rank(bench_evidence.qualify(run, found))
 
 
 def worst(findings: list[Finding]) -> str | None:

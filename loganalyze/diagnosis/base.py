@@ -20,7 +20,7 @@ from loganalyze.run import Run
 SHUTDOWN, UVICORN = kinds("shutdown"), kinds("uvicorn")
 
 SEVERITIES = ("critical", "warning", "info")
-CLIENT_FORMATS = ("bench", "bench-json")
+CLIENT_FORMATS = ("bench", "bench-json", "client-log")
 MAX_EVIDENCE = 5
 EXCERPT = 240
 

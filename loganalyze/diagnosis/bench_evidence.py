@@ -3,13 +3,21 @@
 A printed result is a block of rows: the evidence is the rows that carry the numbers,
 each at its own line (the block's first line + its row index). A results file keeps one
 JSON object per line: the evidence is that line, cut down to the fields that matter.
+
+A result marked `partial` (a block cut before its footer or pasted without its banner, table
+rows read without their header) may lack what would change a verdict: a finding that cites
+one is held with less confidence and says which result was partial (`qualify`).
 """
 
 from __future__ import annotations
 
 import json
 
-from loganalyze.diagnosis.base import Evidence
+from dataclasses import replace
+
+import polars as pl
+
+from loganalyze.diagnosis.base import Evidence, Finding
 from loganalyze.run import Run
 
 # bench column -> (printed label, JSON key) of the clients that write it.
@@ -65,3 +73,38 @@ def bench_evidence(run: Run, row: dict, *columns: str) -> list[Evidence]:
     if row.get("block"):
         return _printed(path, row, columns)
     return _result_file(path, row, columns)
+
+
+LOWER = {"high": "medium", "medium": "low", "low": "low"}
+
+
+def _partial_spans(run: Run) -> pl.DataFrame:
+    """(path, first, last) lines of each partial bench result of the run."""
+    if "bench" not in run.tables():
+        return pl.DataFrame(schema={"path": pl.String, "first": pl.Int64, "last": pl.Int64})
+    paths = {s["id"]: s["path"] for s in run.info["sources"]}
+    rows = run.table("bench").filter(pl.col("partial").fill_null(False)).select("source", "line_no", "block").collect()
+    return rows.select(path=pl.col("source").replace_strict(paths, default=pl.col("source")), first="line_no",
+                       last=pl.col("line_no") + pl.col("block").list.len().fill_null(1).clip(lower_bound=1) - 1)
+
+
+def qualify(run: Run, findings: list[Finding]) -> list[Finding]:
+    """`findings` with each one whose evidence cites a partial bench result one step less
+    confident (high, medium, low), its verdict naming the partial results and its metrics
+    listing them (`partial_evidence`)."""
+    spans = _partial_spans(run)
+    if spans.height == 0:
+        return findings
+    out = []
+    for f in findings:
+        cited = [e for e in f.evidence if spans.filter((pl.col("path") == e.path) & (pl.col("first") <= e.line)
+                                                       & (pl.col("last") >= e.line)).height]
+        if not cited:
+            out.append(f)
+            continue
+        where = sorted({f"{e.path}:{e.line}" for e in cited})
+        note = (f" Partial evidence: the benchmark result at {', '.join(where)} is incomplete (cut before its end, "
+                "or rows read without their header), so what the missing rows would show is unknown.")
+        out.append(replace(f, confidence=LOWER.get(f.confidence, f.confidence), verdict=f.verdict + note,
+                           metrics={**f.metrics, "partial_evidence": where}))
+    return out

@@ -28,6 +28,8 @@
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 
 from loganalyze.diagnosis.base import Context, Finding
@@ -35,6 +37,7 @@ from loganalyze.diagnosis.bench_evidence import bench_evidence
 from loganalyze.kinds import kind_in, kinds
 
 TRACEBACKS = kinds("traceback", "exception")
+USAGE = kinds("client_usage")
 
 FAILED_WARNING = 0.01
 FAILED_CRITICAL = 0.10
@@ -271,14 +274,39 @@ def _overload(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
     )]
 
 
+def _usage_error(ctx: Context) -> list[Finding]:
+    """The client refused its own command line (argparse's `usage: ...` then `prog: error: ...`,
+    fixtures/real/bench/91): it exited before it sent a request, so the run measured nothing."""
+    clients = ctx.client_sources()
+    rows = ctx.events(pl.col("source").is_in(clients) & kind_in(USAGE)) if clients else pl.DataFrame()
+    rows = rows.with_columns(error=pl.col("fields").str.json_path_match("$.error")).filter(
+        pl.col("error").is_not_null()) if rows.height else rows
+    if rows.height == 0:
+        return []
+    first = rows.row(0, named=True)
+    program = json.loads(first["fields"]).get("program") or "the client"
+    return [Finding(
+        id="bench-failures",
+        severity="warning",
+        title=f"{program} refused its command line: no load was sent",
+        verdict=(f"{program} stopped on its arguments ({first['error'][:160]}) before sending a request: this run "
+                 "has no benchmark result, and the server's log, if any, shows no load from it."),
+        impact=1.0, impact_text="the benchmark never ran",
+        recommendation=f"Fix the {program} command line (its usage line names what it accepts) and run it again.",
+        evidence=ctx.evidence(rows.head(1)),
+        metrics={"problem": "usage-error", "program": program, "errors": rows.height},
+    )]
+
+
 def check(ctx: Context) -> list[Finding]:
     sweep = ctx.metrics.get("sweep")
     if not sweep:
-        return []
+        return _usage_error(ctx)
     # One result per level, plus the results of no level: they name none, or print no
     # throughput to rank them by (a block cut short, a run where nearly every request failed).
     levels, results = sweep.frames["levels"], sweep.frames["results"]
     unranked = results.filter(pl.col("c").is_not_null() & ~pl.col("c").is_in(levels["c"].implode()))
     rows = pl.concat([levels, results.filter(pl.col("c").is_null()), unranked.unique("c", keep="last", maintain_order=True)],
                      how="diagonal_relaxed")
-    return _failed(ctx, rows) + _low_concurrency(ctx, rows) + _retokenized(ctx, rows) + _overload(ctx, rows)
+    return (_usage_error(ctx) + _failed(ctx, rows) + _low_concurrency(ctx, rows) + _retokenized(ctx, rows)
+            + _overload(ctx, rows))

@@ -32,6 +32,11 @@ CAUSES = (
      "on the connection between processes: a peer went away or could not be reached",
      "Find the first process that failed (its log, or an OOM kill): the others lose their peer after it. If it "
      "never connected, check NCCL_SOCKET_IFNAME (the right interface on every host) and the firewall."),
+    (r"Failed to find CUDA library",
+     "loading the CUDA driver library: libcuda.so was not found (no driver on the library path; WSL2 keeps it in "
+     "/usr/lib/wsl/lib)",
+     "Put the driver's libcuda.so on the library path (LD_LIBRARY_PATH, or NCCL_CUDA_PATH to its file), or run "
+     "where the NVIDIA driver is installed."),
     (r"Cuda failure|peer access|ncclUnhandledCudaError|unhandled cuda error",
      "in CUDA between GPUs (P2P access, driver)",
      "Check `nvidia-smi topo -m` and the driver; try NCCL_P2P_DISABLE=1 to see whether P2P is broken."),

@@ -34,7 +34,8 @@ NO_KV_BLOCKS = ((kind_in(kinds("gpu_blocks")) & (pl.col("fields").str.json_path_
 
 def _rows(ctx: Context) -> pl.DataFrame:
     in_traceback = kind_in(TRACEBACKS) & pl.col("message").str.contains(OOM_TEXT)
-    rows = ctx.events(kind_in(KINDS) | in_traceback | NO_KV_BLOCKS)
+    # A client's traceback (AIPerf's log, say) is no server's out-of-memory.
+    rows = ctx.events((kind_in(KINDS) | in_traceback | NO_KV_BLOCKS) & ~pl.col("source").is_in(ctx.client_sources()))
     return rows.filter(~ctx.after_shutdown(rows))
 
 

@@ -13,8 +13,8 @@ from types import MappingProxyType
 
 import polars as pl
 
-from loganalyze.formats import (bench, bench_json, bench_tables, nccl, nccl_tests, prometheus, server_metrics, sglang,
-                                vllm)
+from loganalyze.formats import (bench, bench_json, bench_tables, client_log, nccl, nccl_tests, prometheus,
+                                server_metrics, sglang, vllm)
 from loganalyze.formats.parse import kind_share, score
 from loganalyze.formats.registry import Format, Registry, active, start, using  # noqa: F401 (formats.using)
 from loganalyze.formats.spec import FileFormat, LogFormat
@@ -22,7 +22,7 @@ from loganalyze.formats.tables import CANONICAL
 
 BUILTIN = Registry(
     formats={f.name: f for f in (sglang.FORMAT, vllm.FORMAT, bench.FORMAT, bench_json.FORMAT, nccl.FORMAT,
-                                 nccl_tests.FORMAT, prometheus.FORMAT, server_metrics.FORMAT)},
+                                 nccl_tests.FORMAT, prometheus.FORMAT, server_metrics.FORMAT, client_log.FORMAT)},
     tables={**CANONICAL, **bench_tables.TABLES, **nccl.TABLES, **nccl_tests.TABLES, **prometheus.TABLES})
 # The built-in formats by name, read-only (what format files can add is in `active()`).
 FORMATS = MappingProxyType(BUILTIN.formats)

@@ -156,9 +156,14 @@ def serving_blocks(rows: pl.DataFrame) -> pl.DataFrame:
             .then(pl.col("body").str.replace(rf"(?s)({ruled}.*?\n={{50}}[ \t]*)\n.*$", "$1"))
             .otherwise(pl.col("body").str.replace(r"(?s)(\n={50}[ \t]*)\n.*$", "$1")))
     serving = text.str.contains(r"(?m)^=+ ?Serving Benchmark Result")
+    first = text.str.split("\n").list.first()
+    bannered = first.str.contains(HEADER) | first.str.contains(SUMMARY) | first.str.contains(TRTLLM_SECTION)
     rows = rows.with_columns(
         block=text.str.split("\n"),  # cut at the footer
-        partial=~text.str.contains(FOOTER) | ~serving,
+        # Partial: a vLLM or SGLang block that stops before its footer, or any block that
+        # starts without its banner (a paste that cut it: bench/65); another client's block
+        # under its own banner has no footer to miss.
+        partial=(serving & ~text.str.contains(FOOTER)) | ~bannered,
         tool=pl.when(text.str.contains(SGLANG_ROWS)).then(pl.lit("sglang.bench_serving"))
         .when(serving).then(pl.lit("vllm.bench_serve"))
         .when(text.str.contains(r"(?m)^= PERFORMANCE OVERVIEW")).then(pl.lit("trtllm-bench")),
@@ -274,14 +279,20 @@ def tool_name(printed: pl.Expr) -> pl.Expr:
 
 
 def _cmdline(rows: pl.DataFrame) -> pl.DataFrame:
-    """`--flag value` pairs of a benchmark command line as config rows `bench.<flag>`, plus `bench.tool`."""
+    """`--flag value` pairs of a benchmark command line as config rows `bench.<flag>`, plus `bench.tool`.
+    argparse's `usage: genai-perf [-h] ...` names the client but ran nothing: it is left unread,
+    for the client's log (loganalyze/formats/client_log.py)."""
+    usage = pl.col("body").str.starts_with("usage: ")
+    unread = rows.filter(usage).select("line_no", unread=pl.lit(True))
+    rows = rows.filter(~usage)
     flag = r"--[\w-]+(?:[ =](?:[^-\s]\S*|-\d\S*)(?:\s+(?:[^-\s]\S*|-\d\S*))*)?"
     tool = tool_name(pl.col("body").str.extract(rf"({TOOLS})", 1))
     text = pl.col("body") + " --tool " + tool
     key = pl.element().str.extract(r"^--([\w-]+)", 1).str.replace_all("-", "_")
     value = pl.element().str.extract(r"^--[\w-]+[ =](.*)$", 1).fill_null("True")
     pairs = text.str.extract_all(flag).list.eval(pl.concat_list(pl.lit("bench.") + key, value))
-    return explode_pairs(rows, pairs, "bench_cmdline")
+    out = explode_pairs(rows, pairs, "bench_cmdline")
+    return pl.concat([out, unread], how="diagonal_relaxed") if unread.height else out
 
 
 def _namespace(rows: pl.DataFrame) -> pl.DataFrame:
@@ -390,8 +401,11 @@ KINDS = (
         samples=("100%|██████████████████████████████████████████████████| 100/100 [00:02<00:00, 34.85it/s]",),
     ),
     LineKind(
-        name="bench_cmdline", table="config", needle=("bench", "benchmark"), match=CMDLINE, handler=_cmdline,
-        samples=("python3 -m sglang.bench_serving --backend sglang --num-prompts 3000 --max-concurrency 64",),
+        # `perf`: GenAI-Perf's and AIPerf's command lines hold no `bench` (fixtures/real/bench/91).
+        name="bench_cmdline", table="config", needle=("bench", "perf", "guidellm"), match=CMDLINE, handler=_cmdline,
+        samples=("python3 -m sglang.bench_serving --backend sglang --num-prompts 3000 --max-concurrency 64",
+                 Sample("genai-perf -m my_model -- -b 1 -u server:8001 -i grpc --concurrency-range 64",
+                        **{"bench.concurrency_range": "64", "bench.tool": "genai-perf"})),
     ),
     LineKind(
         name="bench_namespace", table="config", needle="Namespace(", match=r"^Namespace\(", handler=_namespace,
@@ -419,7 +433,8 @@ FORMAT = LogFormat(
             r"^(?:Metric|Statistic),avg,",
             r"^\s*(?:ℹ\s*)?(?:Run Summary Info|Request Latency Statistics|Server Throughput Statistics)",
             result_tables.TEXT_HEAD, result_tables.MD_METRIC, r"^\s*Benchmark\s*\|\s*(?:Start Time|Per Second)\s*\|",
-            result_tables.RUN_HEAD, result_tables.HEADLESS_ROW, result_tables.STAT_HEAD_ROW, result_tables.KEY_VALUE_HEAD,
+            result_tables.RUN_HEAD, result_tables.SPACED_HEAD, result_tables.HEADLESS_ROW, result_tables.STAT_HEAD_ROW,
+            result_tables.KEY_VALUE_HEAD,
             r"^Successful/total requests: \d+/\d+\s*$"),
     versions=(
         (r"^Max reqeuest concurrency:", "sglang 0.4.0-0.4.6"),

@@ -38,7 +38,8 @@ PREFIX = (
 
 ENVELOPE = r"^NCCL [A-Z]+ "
 STRIP = ((ENVELOPE, ""),)
-ENGINE_COLUMNS = {"text", "msg", "body", "ok", "owner", "cont", "cont_lines", "wrap_ts"}
+# `glued`: the records before a row's on its line (loganalyze/formats/glued.py), counted by ingest.
+ENGINE_COLUMNS = {"text", "msg", "body", "ok", "owner", "cont", "cont_lines", "wrap_ts", "glued"}
 PROCESS = {"host": S, "pid": I, "tid": I}
 TABLES: dict[str, Schema] = {}
 
@@ -101,11 +102,13 @@ WARN_CATEGORIES = (
     ("ib_async_error", r"Got async event : (?:port error|local catastrophic error|\w+ fatal error|CQ error"
                        r"|[\w ]*work queue[\w ]* error|device fatal)"),
     ("proxy_failure", r"Failed to execute operation"),
+    # cudawrap.cc: the driver library could not be loaded, and init returns a system error (nccl/85, WSL2).
+    ("cuda_library_missing", r"Failed to find CUDA library"),
 )
 # The categories that are a failure (NCCL returns an error), not advice about performance.
 FAILURES = ("cuda_failure", "ib_call_failed", "address_in_use", "call_failed", "socket_error", "ring_loop",
             "version_mismatch", "same_gpu", "wrong_type", "timeout", "shm_failure", "ib_completion_error",
-            "proxy_failure", "connection_lost", "ib_async_error")
+            "proxy_failure", "connection_lost", "ib_async_error", "cuda_library_missing")
 
 
 # ---------------------------------------------------------------------------- handlers
@@ -624,6 +627,15 @@ OTHER = _comm("nccl_other", "other", "NCCL ", r"^(?P<value>.*)$", ("NCCL INFO Us
 
 KINDS = (*TORCH_KINDS, *NCCL_EVENTS, *COLL_KINDS, *LINK_KINDS, *TOPO_KINDS, *COMM_KINDS, OTHER)
 
+# What starts an NCCL record wherever it stands in a line (loganalyze/formats/glued.py): the
+# envelope's host:pid:tid and [cudaDev], where printed, and the level; or the bare `NCCL
+# version` line. A paste that lost the newlines (nccl/85: a WSL2 log, a dozen records a line)
+# is cut before each, the host going with its record.
+# A `[cudaDev]` goes with the record only behind its host: `via P2P/indirect/1[1] NCCL INFO`
+# ends the record before with its own bracket.
+RECORD_START = (r"(?:[^\s:\[\]]*[^\s:\[\]\d][^\s:\[\]]*:\d+:\d+ (?:\[\d+\] )?)?NCCL (?:INFO|WARN|TRACE|CALL|ABORT) "
+                r"|NCCL version \d")
+
 FORMAT = LogFormat(
     name="nccl",
     description="NCCL_DEBUG output (2.3 - 2.30) and PyTorch ProcessGroupNCCL watchdog/errors, anywhere",
@@ -656,6 +668,8 @@ FORMAT = LogFormat(
         (r"Ring \d\d : \d+\[\d{1,3}\] -> \d+\[\d{1,3}\] via ", "2.3-2.4"),
     ),
     embeddable=True,
+    record_start=RECORD_START,
+    record_marks=("NCCL ",),
     # Every NCCL envelope and c10d line holds "NCCL"; the C++ abort and its frames do not.
     gate=("NCCL", "DistBackendError", "frame #"),
 )

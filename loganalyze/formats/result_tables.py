@@ -75,12 +75,18 @@ HEADLESS_ROW = r"^\s*│\s*[A-Z][^│]*\([^│()]+\)\s*│\s*[-+]?\d[\d,.]*\s*�
 # A metric table's header: a statistic per column (ais_bench's `│ Average │ Min │ Max │`).
 STAT_HEAD_ROW = r"(?i)[│┃|]\s*(?:average|avg|mean)\s*[│┃|]\s*min\s*[│┃|]\s*max\s*[│┃|]"
 GRID_ROW = r"^\s*[+╞├╘╒┌└][-=─═+╪┼╧┴╤┬]{3,}"
+# Tables drawn with spaces only (tabulate's `plain`, Model Analyzer's console, bench/92): a
+# header whose cells, two or more spaces apart, name a load and a measure, then rows with a
+# number after such a gap.
+SPACED_HEAD = (rf"(?i)^[^|│┃+=:]*?(?:(?:{LOAD})[^|│┃:]*? {{2,}}[^|│┃:]*?(?:{MEASURE})"
+               rf"|(?:{MEASURE})[^|│┃:]*? {{2,}}[^|│┃:]*?(?:{LOAD}))")
+SPACED_ROW = r"^[^|│┃]*\S {2,}[-+]?\d[\d.,]*(?:\s|$)"
 TEXT_HEAD = r"^Metadata\s*\|+\s*(?:Requests Made|Request Stats)"
 TEXT_ROW = r"^={10,}\s*$|^[^|]*\|.*\||^\S{1,24} {20,}$"
 
 START = "|".join((BOX_TITLE, BOX_TOP, CSV_HEAD, PIPE_TITLE, PIPE_TOP, GUIDELLM_CSV, TEXT_HEAD, MD_METRIC, GRID_TOP,
-                  RUN_HEAD, KEY_VALUE_HEAD))
-CONTINUATION = "|".join((BOX_ROW, CSV_ROW, PIPE_ROW, CSV_ANY_ROW, TEXT_ROW, GRID_ROW))
+                  RUN_HEAD, KEY_VALUE_HEAD, SPACED_HEAD))
+CONTINUATION = "|".join((BOX_ROW, CSV_ROW, PIPE_ROW, CSV_ANY_ROW, TEXT_ROW, GRID_ROW, SPACED_ROW))
 ORPHAN = "|".join((MD_HEAD, HEADLESS_ROW))
 NEEDLES = ("Metrics", "┏━", "Statistic ┃", "Metric ┃", "Run Info,", "Metric,", "Statistic,", "Info", "Statistics",
            "Stats", "|=", "Metadata", "Throughput", "Latency", "TTFT", "TPOT", "ITL", "+---", "╒═══", "┌───",
@@ -474,7 +480,7 @@ def read_report(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     first = next((t for _, t in lines if not regex.match(PIPE_TITLE, t)), "")
     if regex.match(GUIDELLM_CSV, first):
         return guidellm_csv(lines)
-    if any(regex.match(shape, first) for shape in (GRID_TOP, RUN_HEAD, KEY_VALUE_HEAD, MD_METRIC, MD_HEAD)):
+    if any(regex.match(shape, first) for shape in (GRID_TOP, RUN_HEAD, KEY_VALUE_HEAD, MD_METRIC, MD_HEAD, SPACED_HEAD)):
         return generic_tables(lines)
     if regex.match(HEADLESS_ROW, first):
         return headless_rows(lines)

@@ -1,4 +1,5 @@
-"""AIPerf's server-metrics exports: `server_metrics_export.json` and `.csv` (AIPerf 0.13).
+"""AIPerf's server-metrics exports: `server_metrics_export.json` and `.csv` (AIPerf 0.13), and
+the scrapes themselves, `server_metrics_export.jsonl`.
 
 While it runs its load, AIPerf scrapes the server's Prometheus `/metrics` about once a
 second and writes, per metric series, statistics over the profiling phase: for a gauge
@@ -16,6 +17,13 @@ A histogram's buckets are rows of `<name>_bucket` with an `le` label and stat `t
 as Prometheus names them; an info metric (`vllm:cache_config_info`) is one row of value 1
 whose labels are its keys. How the tables count a series once when a scrape and an export
 both hold it: docs/formats-sources.md#server-metrics.
+
+The JSONL (`--server-metrics-formats jsonl`) is one scrape of one endpoint a line: its
+`timestamp_ns`, `endpoint_url` and every metric family's samples as the endpoint gave them
+(a counter or gauge `value`, a histogram's cumulative buckets with `sum` and `count`, a
+summary's quantiles). Each sample is a row as a `/metrics` scrape's would be
+(loganalyze/formats/prometheus.py): `ts` and `scrape_ts_ms` the scrape's time, a histogram's
+buckets `<name>_bucket` rows with their `le`, its `<name>_sum` and `<name>_count`.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ import csv
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 
 import polars as pl
 
@@ -173,9 +181,70 @@ def _when(text: object) -> datetime | None:
         return None
 
 
+# A scrape line's start: AIPerf writes `endpoint_url` or `timestamp_ns` first (releases differ).
+SCRAPE = re.compile(r'^\{"(?:endpoint_url|timestamp_ns)":')
+# A histogram's buckets: `histogram` in the releases of the real line (bench/93), `buckets` in later docs.
+BUCKETS = ("histogram", "buckets")
+QUANTILES = ("summary", "quantiles")
+
+
+def scrape_rows(line_no: int, record: dict) -> list[dict]:
+    """The `metrics` rows of one JSONL scrape: one per sample, bucket and quantile."""
+    ns = record.get("timestamp_ns")
+    when = datetime.fromtimestamp(ns / 1e9, tz=timezone.utc).replace(tzinfo=None) if isinstance(ns, (int, float)) else None
+    base = {"line_no": line_no, "kind": "server_scrape", "endpoint": _endpoint(str(record.get("endpoint_url") or "")),
+            "ts": when, "scrape_ts_ms": ns / 1e6 if when else None}
+    out = []
+    metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
+    for name, samples in metrics.items():
+        for sample in samples if isinstance(samples, list) else []:
+            if not isinstance(sample, dict):
+                continue
+            labels = {str(k): str(v) for k, v in (sample.get("labels") or {}).items()}
+            row = {**base, "raw": json.dumps({"metric": name, **sample}, separators=(",", ":"))}
+            buckets = next((sample[k] for k in BUCKETS if isinstance(sample.get(k), dict)), None)
+            quantiles = next((sample[k] for k in QUANTILES if isinstance(sample.get(k), dict)), None)
+            if buckets is not None or quantiles is not None:
+                kind, key, family = ("histogram", "le", buckets) if buckets is not None else ("summary", "quantile",
+                                                                                            quantiles)
+                own = f"{name}_bucket" if buckets is not None else name
+                out += [{**row, "name": own, "labels": label_text({**labels, key: str(k)}), "value": v,
+                         "metric_type": kind} for k, v0 in family.items() if (v := _number(v0)) is not None]
+                out += [{**row, "name": f"{name}_{part}", "labels": label_text(labels), "value": v, "metric_type": kind}
+                        for part in ("sum", "count") if (v := _number(sample.get(part))) is not None]
+            elif (v := _number(sample.get("value"))) is not None:
+                out.append({**row, "name": name, "labels": label_text(labels), "value": v})
+    return out
+
+
+def scrapes(frame: pl.DataFrame) -> tuple[list[dict], list[int]]:
+    """The rows of every JSONL scrape and the lines read; a line that is no scrape (cut
+    short, another object) is not read."""
+    out, claimed = [], []
+    for line_no, text in zip(frame["line_no"].to_list(), frame["text"].to_list()):
+        try:
+            record = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and "metrics" in record and ("timestamp_ns" in record or "endpoint_url" in record):
+            out += scrape_rows(line_no, record)
+            claimed.append(line_no)
+    return out, claimed
+
+
+def _parsed(frame: pl.DataFrame, found: list[dict], claimed: list[int]) -> Parsed:
+    schema = {c: t for c, t in PROMETHEUS_TABLES["metrics"].items() if c != "source"}
+    tables = {"metrics": pl.DataFrame(found, schema=schema)} if found else {}
+    claimed = sorted(set(claimed)) if found else []
+    return Parsed(tables=tables, lines={"metrics": len(claimed)} if claimed else {},
+                  claimed=frame["line_no"].is_in(claimed), claimed_lines=pl.Series(claimed, dtype=pl.Int64))
+
+
 def read(frame: pl.DataFrame, ctx: Context) -> Parsed:
     texts, numbers = frame["text"].to_list(), frame["line_no"].to_list()
     since = until = None
+    if SCRAPE.match(texts[0].lstrip()):
+        return _parsed(frame, *scrapes(frame))
     if texts[0].lstrip().startswith("{"):
         try:
             doc = json.loads("\n".join(texts))
@@ -188,18 +257,16 @@ def read(frame: pl.DataFrame, ctx: Context) -> Parsed:
         series, claimed = json_series(doc, frame), numbers
     else:
         series, claimed = csv_series(texts, numbers)
-    found = rows(series, since, until)
-    schema = {c: t for c, t in PROMETHEUS_TABLES["metrics"].items() if c != "source"}
-    tables = {"metrics": pl.DataFrame(found, schema=schema)} if found else {}
-    claimed = sorted(set(claimed)) if found else []
-    return Parsed(tables=tables, lines={"metrics": len(claimed)} if claimed else {},
-                  claimed=frame["line_no"].is_in(claimed), claimed_lines=pl.Series(claimed, dtype=pl.Int64))
+    return _parsed(frame, rows(series, since, until), claimed)
 
 
 def sniff(head: str) -> float:
-    """AIPerf's server-metrics JSON (its summary names the scraped endpoints) or CSV (its
-    title comment, or a section header `Endpoint,Type,Metric,Unit,...`)."""
+    """AIPerf's server-metrics JSON (its summary names the scraped endpoints), JSONL (a scrape
+    a line: its endpoint, its time in ns and its metrics) or CSV (its title comment, or a
+    section header `Endpoint,Type,Metric,Unit,...`)."""
     if head.lstrip().startswith("{") and '"endpoints_configured"' in head and '"metrics"' in head:
+        return 1.0
+    if SCRAPE.match(head.lstrip()) and '"timestamp_ns":' in head and '"metrics":' in head:
         return 1.0
     first = next((line for line in head.split("\n") if line.strip()), "")
     if first.startswith(CSV_TITLE) or re.match(r"^Endpoint,Type,Metric,Unit,", first):
@@ -209,7 +276,7 @@ def sniff(head: str) -> float:
 
 FORMAT = FileFormat(
     name="server-metrics",
-    description="AIPerf's server_metrics_export.json and .csv (the server's Prometheus metrics over a run)",
+    description="AIPerf's server_metrics_export.json, .csv and .jsonl (the server's Prometheus metrics over a run)",
     sniff=sniff,
     read=read,
     releases="AIPerf 0.13",

@@ -40,6 +40,8 @@ RULE = rf"^[^\w]*[-─━═=]{{3,}}[^\w]*$|{MD_RULE}"
 # draw their body rules with `+` or box corners at the junctions, pipe tables never do).
 HEAD_RULE = rf"^[^\w]*[=═━]{{3,}}[^\w]*$|{MD_RULE}"
 
+GAP = r"\s{2,}"  # between two cells of a table drawn with spaces only
+
 # Header aliases that only tables print (normalised words) -> bench column; the rest of a
 # header is read by summary_labels as a printed label is.
 ALIASES = {
@@ -91,6 +93,17 @@ def cells(lines: list[tuple[int, str]]) -> tuple[list[list[str]], list[tuple[int
         if any(c in text for c in SEPARATORS):
             rows.append((no, split(text)))
     return header or [], rows
+
+
+def spaced_cells(lines: list[tuple[int, str]]) -> tuple[list[list[str]], list[tuple[int, list[str]]]]:
+    """Header and body cells of a table drawn with spaces only (tabulate's `plain`, Model
+    Analyzer's console): the first line is the header, and a row is its cells two or more
+    spaces apart. A row of another width than the header's (an empty cell shifts the rest, a
+    line of another table) is not a row of it, and is not read, rather than read into the
+    wrong columns."""
+    header = regex.split(GAP, lines[0][1].strip())
+    rows = [(no, regex.split(GAP, text.strip())) for no, text in lines[1:]]
+    return [header], [(no, row) for no, row in rows if len(row) == len(header)]
 
 
 def _words(cell: str) -> str:
@@ -202,7 +215,8 @@ def read(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     """The results of one table, by its layout: metric rows where its columns (after the
     first) are statistics, runs where its header names bench columns, else metric rows with
     a run in each value column."""
-    header_rows, body = cells(lines)
+    spaced = not any(c in t for _, t in lines for c in SEPARATORS)
+    header_rows, body = spaced_cells(lines) if spaced else cells(lines)
     if not body:
         return []
     width = max(len(h) for h in header_rows) if header_rows else 0
@@ -212,4 +226,6 @@ def read(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
         return metrics(header, body, lines[0][0])
     if _mapped(header) >= 2:
         return runs(header, body)
-    return value_columns(header, body)
+    # A table drawn with spaces has its header on its first line: one whose words map to no
+    # bench column says nothing the rows could be read by.
+    return [] if spaced else value_columns(header, body)

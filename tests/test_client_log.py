@@ -1,0 +1,80 @@
+"""Benchmark clients' own logs (loganalyze/formats/client_log.py): AIPerf's console and aiperf.log,
+GuideLLM's and GenAI-Perf's console, told from server logs by content and read as client events,
+on the files those clients wrote (fixtures/engines/vllm-0.32) and real pastes (fixtures/real/bench)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from conftest import sample
+from loganalyze import formats
+from loganalyze.diagnosis import diagnose
+
+ENGINES = Path(__file__).resolve().parent.parent / "fixtures" / "engines" / "vllm-0.32"
+
+
+def _format(result) -> str:
+    (source,) = result.sources
+    return source.format
+
+
+@pytest.mark.parametrize("path", [
+    ENGINES / "aiperf" / "aiperf.txt",  # the console: `13:33:01.213 INFO     ... (file.py:81)`
+    ENGINES / "aiperf-failing" / "artifacts" / "logs" / "aiperf.log",  # `... - system_controller - INFO - ...`
+    ENGINES / "guidellm" / "guidellm.txt",  # loguru lines of `guidellm.` modules around its tables
+])
+def test_client_files_are_client_logs_not_server_logs(path, ingest_one):
+    result, run = ingest_one(path)
+    assert _format(result) == "client-log"
+    events = run.table("events").collect()
+    assert set(events["kind"]) <= {"client_log", "client_step", "client_panel", "client_usage", "client_warnings", "traceback"}
+    assert diagnose(run) == []
+
+
+def test_aiperf_console_lines_behind_its_progress_bars(ingest_one):
+    """AIPerf redraws `Profiling: 36/150 |██▍ |  24% [00:07<00:23]` with a carriage return: the
+    warning logged after it is on the same line, and is read with its level and clock."""
+    result, run = ingest_one(ENGINES / "aiperf" / "aiperf.txt")
+    events = run.table("events").collect()
+    behind = events.filter(pl.col("raw").str.contains("Profiling: 36/150", literal=True))
+    assert behind["message"].to_list()[0].startswith("Event loop for timing_manager is taking too long")
+    assert behind["severity"].to_list()[0] == "warning"
+    assert events.filter(pl.col("message") == "All credits completed")["severity"].to_list() == ["info"]  # NOTICE
+    (source,) = result.sources
+    assert source.lines_by_table["bench"] == 94  # its four result tables, read by the bench format first
+    assert source.unparsed <= 20
+
+
+def test_aiperf_log_file_keeps_logger_as_process(ingest_one):
+    """bench/90 (aiperf#578, AIPerf 0.4): no milliseconds, loggers by service and instance id."""
+    _, run = ingest_one(sample("bench", "90_"))
+    events = run.table("events").sort("line_no").collect()
+    assert events.height == 7
+    assert events["process"].to_list()[:2] == ["SyntheticDatasetComposer", "dataset_manager_ce93faa4"]
+    assert str(events["ts"][0]) == "2026-01-16 10:49:41"
+
+
+def test_genai_perf_usage_error_is_a_client_that_sent_nothing(ingest_one):
+    """bench/91: genai-perf without `profile` prints its usage and exits: a bench-failures
+    warning that names the error, and the usage line is no command line of a benchmark."""
+    _, run = ingest_one(sample("bench", "91_"))
+    (found,) = diagnose(run)
+    assert (found.id, found.severity, found.metrics["problem"]) == ("bench-failures", "warning", "usage-error")
+    assert "invalid choice: 'my_model'" in found.verdict
+    assert run.table("config").filter(pl.col("key") == "bench.concurrency_range").collect()["value"].to_list() == ["64"]
+
+
+def test_a_vllm_log_behind_a_users_logging_format_stays_vllm():
+    """The shape AIPerf's log shares with a user-configured vLLM log decides nothing: the
+    logger names do."""
+    lines = pl.Series([
+        "2026-01-05 10:00:01 - vllm.engine.metrics - INFO - Avg prompt throughput: 0.0 tokens/s, Avg generation "
+        "throughput: 12.0 tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 0.1%, "
+        "CPU KV cache usage: 0.0%.",
+        "2026-01-05 10:00:02 - vllm.engine.llm_engine - WARNING - something",
+    ])
+    fmt, scores = formats.detect(lines)
+    assert fmt.name == "vllm" and scores["client-log"] == 0.0
