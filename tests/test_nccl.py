@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from loganalyze import formats
 from conftest import SAMPLES, mutate, sample
 from loganalyze.diagnosis import diagnose, hang, nccl_bandwidth, nccl_tests_mpi, nccl_transport
-from loganalyze.diagnosis.base import Context as DiagContext
+from loganalyze.diagnosis.base import Case
 from loganalyze.ingestion.dispatch import parse_batch
 from loganalyze.metrics.nccl import nccl, perf_rows
 from loganalyze.formats import nccl as nccl_format
@@ -60,11 +60,11 @@ def fields(run, kind: str) -> list[dict]:
 
 
 def findings(run) -> dict[str, list]:
-    """Every NCCL check's findings by id (the checks are called directly with the nccl family)."""
-    ctx = DiagContext(run, {"nccl": nccl(run)})
+    """Every NCCL finder's findings by id (the finders are called directly with the nccl family)."""
+    ctx = Case(run, {"nccl": nccl(run)})
     out: dict[str, list] = {}
-    for check in (nccl_transport.check, nccl_bandwidth.check, nccl_tests_mpi.check, hang.check):
-        for f in check(ctx):
+    for find in (nccl_transport.find, nccl_bandwidth.find, nccl_tests_mpi.find, hang.find):
+        for f in find(ctx):
             out.setdefault(f.id, []).append(f)
     return out
 

@@ -1,4 +1,4 @@
-"""Diagnosis: every check over a run's metrics, findings ranked by estimated impact."""
+"""Diagnosis: every finder over a run's metrics, findings ranked by estimated impact."""
 
 from __future__ import annotations
 
@@ -34,38 +34,38 @@ from loganalyze.diagnosis import (
     spec_net_negative,
     stall,
 )
-from loganalyze.diagnosis.base import SEVERITIES, Context, Finding
+from loganalyze.diagnosis.base import SEVERITIES, Case, Finding
 from loganalyze.run import Run
 
-CHECKS = (
-    concurrency_cap.check,
-    low_acceptance.check,
-    spec_depth.check,
-    kv_pressure.check,
-    kv_transfer.check,
-    oom.check,
-    hang.check,
-    stall.check,
-    nccl_error.check,
-    crash.check,
-    slow_decode.check,
-    cuda_graph.check,
-    nccl_gdr.check,
-    nccl_transport.check,
-    nccl_bandwidth.check,
-    nccl_tests_mpi.check,
-    nccl_loopback.check,
-    nccl_lone_rank.check,
-    spec_break_even.check,
-    spec_net_negative.check,
-    spec_idle.check,
-    bench_failures.check,
-    bench_validity.check,
-    client_bottleneck.check,
-    slow_startup.check,
-    prefill_bound.check,
-    client_limited.check,
-    drain.check,
+FINDERS = (
+    concurrency_cap.find,
+    low_acceptance.find,
+    spec_depth.find,
+    kv_pressure.find,
+    kv_transfer.find,
+    oom.find,
+    hang.find,
+    stall.find,
+    nccl_error.find,
+    crash.find,
+    slow_decode.find,
+    cuda_graph.find,
+    nccl_gdr.find,
+    nccl_transport.find,
+    nccl_bandwidth.find,
+    nccl_tests_mpi.find,
+    nccl_loopback.find,
+    nccl_lone_rank.find,
+    spec_break_even.find,
+    spec_net_negative.find,
+    spec_idle.find,
+    bench_failures.find,
+    bench_validity.find,
+    client_bottleneck.find,
+    slow_startup.find,
+    prefill_bound.find,
+    client_limited.find,
+    drain.find,
 )
 
 
@@ -77,14 +77,14 @@ def rank(findings: list[Finding]) -> list[Finding]:
 
 def diagnose(run: Run, baseline: Run | None = None, computed: dict | None = None,
              baseline_computed: dict | None = None) -> list[Finding]:
-    """Every check's findings, ranked; pass metrics already computed to avoid computing them twice."""
+    """Every finder's findings, ranked; pass metrics already computed to avoid computing them twice."""
     computed = computed if computed is not None else metrics.compute(run)
     if baseline is not None and baseline_computed is None:
         baseline_computed = metrics.compute(baseline)
-    ctx = Context(run, computed, baseline, baseline_computed)
+    ctx = Case(run, computed, baseline, baseline_computed)
     found: list[Finding] = []
-    for check in CHECKS:
-        found += check(ctx)
+    for find in FINDERS:
+        found += find(ctx)
     return rank(bench_evidence.qualify(run, found))
 
 

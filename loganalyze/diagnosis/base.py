@@ -1,6 +1,6 @@
-"""What a finding is, and what every check receives.
+"""What a finding is, and the `Case` every finder receives.
 
-A check is one module with one function `check(ctx) -> list[Finding]`. It reads
+A finder is one module with one function `find(ctx: Case) -> list[Finding]`. It reads
 metrics families (and, for evidence, rows of the run's tables: their `raw` line text),
 never raw log files. `impact` is the estimated fraction of throughput (or latency) lost,
 0 to 1: findings are ranked by it, root causes before their consequences.
@@ -63,7 +63,11 @@ class Finding:
 
 
 @dataclass
-class Context:
+class Case:
+    """The run under diagnosis and what it is diagnosed with: its metrics, and the baseline
+    run with its metrics where one is given. (`Case`, not "context": the parser's
+    `formats.parse.Context` is the other thing a run's lines are read with.)"""
+
     run: Run
     metrics: dict[str, Family]
     baseline: Run | None = None
@@ -83,7 +87,7 @@ class Context:
         ]
 
     def events(self, where: pl.Expr) -> pl.DataFrame:
-        """The run's events matching `where`, in log order: the input of every event-driven check."""
+        """The run's events matching `where`, in log order: the input of every event-driven finder."""
         return self.run.table("events").filter(where).sort("source", "line_no").collect()
 
     def client_sources(self) -> list[str]:

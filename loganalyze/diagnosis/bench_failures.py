@@ -32,7 +32,7 @@ import json
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.diagnosis.bench_evidence import bench_evidence
 from loganalyze.kinds import kind_in, kinds
 
@@ -59,14 +59,14 @@ QUEUED_RATIO = 10  # ... and this many TPOTs is a queue in front of the server
 RATE_INF_DEFAULT = ("vllm.bench_serve", "sglang.bench_serving")
 
 
-def _prompts_line(ctx: Context, row: dict) -> list:
+def _prompts_line(ctx: Case, row: dict) -> list:
     """The client args line above a printed result that says how many prompts were sent."""
     args = ctx.config_rows("bench.num_prompts").filter(
         (pl.col("source") == row["source"]) & (pl.col("line_no") < row["line_no"]))
     return ctx.evidence(args.tail(1)) if row.get("block") else []
 
 
-def _failed(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
+def _failed(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
     sent = pl.col("completed") + pl.col("failed")
     bad = rows.with_columns(share=pl.col("failed") / sent).filter(pl.col("share") > 0)
     if bad.height == 0:
@@ -118,7 +118,7 @@ TOO_LONG = ("Make the requests fit what the server accepts: prompts (plus max_to
             "client's error text names the limit. Rerun before comparing numbers.")
 
 
-def _server_refusals(ctx: Context) -> tuple[str, list, int | None]:
+def _server_refusals(ctx: Case) -> tuple[str, list, int | None]:
     """The error statuses the server's own access lines show (`"POST /v1/completions HTTP/1.1"
     400`), most frequent first, and what each says; the access lines are the evidence."""
     rows = ctx.run.table("requests").filter(
@@ -135,7 +135,7 @@ def _server_refusals(ctx: Context) -> tuple[str, list, int | None]:
             ctx.evidence(first) + ctx.evidence(limit), int(counted["status"][0]))
 
 
-def _client_errors(ctx: Context, most: int = 3) -> list[tuple[str, int]]:
+def _client_errors(ctx: Case, most: int = 3) -> list[tuple[str, int]]:
     """The final error lines of the client's tracebacks (a refused connection, an HTTP 404),
     most frequent first: what made its requests fail."""
     clients = ctx.client_sources()
@@ -150,7 +150,7 @@ def _client_errors(ctx: Context, most: int = 3) -> list[tuple[str, int]]:
     return list(zip(counted["error"].to_list(), counted["len"].to_list()))
 
 
-def _request_errors(ctx: Context) -> pl.DataFrame:
+def _request_errors(ctx: Case) -> pl.DataFrame:
     """The error of each failed request a per-request export holds (AIPerf's profile_export.jsonl:
     `{"code": 400, "type": "Bad Request", "message": "{\"error\": {\"message\": ...}}"}`, or
     `{"type": "ClientConnectorError", "cause": ...}` where no answer came), as one short text:
@@ -167,7 +167,7 @@ def _request_errors(ctx: Context) -> pl.DataFrame:
     return rows.select(error=text.str.slice(0, 160), code=field("$.code").cast(pl.Int64, strict=False))
 
 
-def _low_concurrency(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
+def _low_concurrency(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
     low = rows.with_columns(ratio=pl.col("achieved") / pl.col("c")).filter(pl.col("ratio") < LOW_ACHIEVED)
     if low.height == 0:
         return []
@@ -191,7 +191,7 @@ def _low_concurrency(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
     )]
 
 
-def _retokenized(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
+def _retokenized(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
     off = (pl.col("output_tokens") - pl.col("output_tokens_retokenized")).abs()
     gap = rows.with_columns(gap=1 - pl.col("output_tokens_retokenized") / pl.col("output_tokens")).filter(
         (pl.col("gap").abs() >= RETOKENIZED_GAP) & (off >= RETOKENIZED_MIN)
@@ -233,7 +233,7 @@ def _offered(worst: dict) -> str:
             f"{worst['ttft_mean'] / worst['tpot_mean']:.0f}x as long as each token after it)")
 
 
-def _overload(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
+def _overload(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
     rate = pl.col("request_rate")
     # Not printed: the clients' default is inf, but the log does not say so; only a queue
     # that the latencies show (first token far slower than the tokens after it) says it.
@@ -274,7 +274,7 @@ def _overload(ctx: Context, rows: pl.DataFrame) -> list[Finding]:
     )]
 
 
-def _usage_error(ctx: Context) -> list[Finding]:
+def _usage_error(ctx: Case) -> list[Finding]:
     """The client refused its own command line (argparse's `usage: ...` then `prog: error: ...`,
     fixtures/real/bench/91): it exited before it sent a request, so the run measured nothing."""
     clients = ctx.client_sources()
@@ -298,7 +298,7 @@ def _usage_error(ctx: Context) -> list[Finding]:
     )]
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     sweep = ctx.metrics.get("sweep")
     if not sweep:
         return _usage_error(ctx)

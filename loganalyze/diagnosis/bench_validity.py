@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Evidence, Finding
+from loganalyze.diagnosis.base import Case, Evidence, Finding
 from loganalyze.diagnosis.bench_evidence import bench_evidence
 
 FASTEST_TPOT_MS = 0.2  # 5,000 tokens/s per stream: faster than any published serving speed
@@ -85,14 +85,14 @@ def _mock_backend(row: dict) -> tuple[str, tuple[str, ...]] | None:
 RULES = (("zero-latency", _zero_latency), ("negative", _negative), ("mock-backend", _mock_backend))
 
 
-def _evidence(ctx: Context, row: dict, columns: tuple[str, ...]) -> list[Evidence]:
+def _evidence(ctx: Case, row: dict, columns: tuple[str, ...]) -> list[Evidence]:
     """The result's rows that show the numbers, else the result's first line."""
     cited = bench_evidence(ctx.run, row, *columns)
     return cited or ctx.evidence(pl.DataFrame([{"source": row["source"], "line_no": row["line_no"],
                                                 "raw": (row.get("raw") or "")[:240]}]))
 
 
-def _finding(ctx: Context, problem: str, hits: list[tuple[dict, str, tuple[str, ...]]]) -> Finding:
+def _finding(ctx: Case, problem: str, hits: list[tuple[dict, str, tuple[str, ...]]]) -> Finding:
     row, verdict, columns = hits[0]
     at = f" at C={row['c']}" if row.get("c") is not None else ""
     more = f" {len(hits) - 1} other result(s) show the same." if len(hits) > 1 else ""
@@ -109,7 +109,7 @@ def _finding(ctx: Context, problem: str, hits: list[tuple[dict, str, tuple[str, 
     )
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     sweep = ctx.metrics.get("sweep")
     if not sweep:
         return []

@@ -17,14 +17,14 @@ import re
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.kinds import kind_in, kinds
 
 WARNINGS = kinds("client_warnings")
 BOTTLENECK = re.compile(r"(?s)⚠\s+([^⚠]*?bottlenecked by [^.⚠]*)\.")
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     rows = ctx.events(kind_in(WARNINGS) & pl.col("message").str.contains("bottlenecked by"))
     if rows.height == 0:
         return []

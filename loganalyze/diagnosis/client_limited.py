@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Case, Finding
 
 MIN_ROWS = 5
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     c = ctx.metrics.get("concurrency")
     if not c or c.summary["decode_rows"] < MIN_ROWS:
         return []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding, extreme_rows
+from loganalyze.diagnosis.base import Case, Finding, extreme_rows
 from loganalyze.diagnosis.kv_pressure import FULL, exported_gauges
 
 MIN_CAPPED = 0.05  # fraction of decode intervals at the cap with a queue
@@ -27,7 +27,7 @@ def _recommendation(cap: int, reset: bool, engine_flag: str) -> str:
     return f"Raise {engine_flag} above {cap} if token usage leaves room, or add replicas for the queued load."
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     c = ctx.metrics.get("concurrency")
     if not c:
         return _from_gauges(ctx) or _configured_only(ctx, None)
@@ -82,7 +82,7 @@ def check(ctx: Context) -> list[Finding]:
     )]
 
 
-def _from_gauges(ctx: Context) -> list[Finding]:
+def _from_gauges(ctx: Case) -> list[Finding]:
     """No stats lines, but AIPerf's server-metrics export: `running` at its maximum in half of
     its scrapes or more (p50 = max) while requests wait in half of them (waiting p50 > 0) and
     the KV cache is never full is a sequence cap at that maximum (docs/formats-sources.md#server-metrics)."""
@@ -118,7 +118,7 @@ def _few_rows(timeline: pl.DataFrame, s: dict) -> str:
             "what happened between them is not logged, so the share at the cap is rough.")
 
 
-def _sweep(ctx: Context) -> tuple[str, dict]:
+def _sweep(ctx: Case) -> tuple[str, dict]:
     """The benchmark sweep's side: where throughput plateaus and the concurrency that first hits the cap."""
     sweep = ctx.metrics.get("sweep")
     hit = sweep.frames["levels"].filter(pl.col("cause") == "cap reached") if sweep else None
@@ -132,17 +132,17 @@ def _sweep(ctx: Context) -> tuple[str, dict]:
             {"cap_hit_at_c": first, "plateau_from_c": s["knee_level"], "plateau_tok_s": s["peak_tok_s"]})
 
 
-def _spec_48(ctx: Context, cap: int) -> bool:
+def _spec_48(ctx: Case, cap: int) -> bool:
     """SGLang <= 0.5.3 set 48 (32 in 0.4.3.post3-0.4.4.post1) silently under speculation."""
     spec = ctx.metrics.get("speculative")
     return bool(spec and spec.summary["algorithm"] and cap in (48, 32))
 
 
-def _is_vllm(ctx: Context) -> bool:
+def _is_vllm(ctx: Case) -> bool:
     return any(s["format"] == "vllm" for s in ctx.run.info["sources"])
 
 
-def _configured_only(ctx: Context, summary: dict | None) -> list[Finding]:
+def _configured_only(ctx: Case, summary: dict | None) -> list[Finding]:
     """Info when speculation set the cap but no stats show it binding (a config-only log)."""
     spec = ctx.metrics.get("speculative")
     algorithm = spec.summary["algorithm"] if spec else None

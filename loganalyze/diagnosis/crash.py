@@ -13,7 +13,7 @@ import re
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.diagnosis.nccl_error import TEXT as NCCL_TEXT
 from loganalyze.diagnosis.oom import NO_KV_BLOCKS, OOM_TEXT
 from loganalyze.kinds import kind_in, kinds
@@ -36,7 +36,7 @@ def _where(message: str) -> str:
     return ", ".join(dict.fromkeys(functions[-3:])) if functions else "unknown"
 
 
-def _explained(ctx: Context, rows: pl.DataFrame, reason: pl.Expr) -> pl.Series:
+def _explained(ctx: Case, rows: pl.DataFrame, reason: pl.Expr) -> pl.Series:
     """Tracebacks that another finding explains: an out-of-memory or NCCL event on a line of
     the traceback, the line after it (the final error line a kind took from it), or just
     before it (`# GPU blocks: 0`, then the traceback it causes)."""
@@ -49,7 +49,7 @@ def _explained(ctx: Context, rows: pl.DataFrame, reason: pl.Expr) -> pl.Series:
     return pl.Series(range(rows.height)).is_in(near["_i"].cast(pl.Int64).implode())
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     reason = pl.col("message").str.contains(f"{OOM_TEXT}|{NCCL_TEXT}")
     rows = ctx.events(kind_in(KINDS) & ~reason & ~pl.col("source").is_in(ctx.client_sources()))
     rows = rows.filter(~_explained(ctx, rows, reason)) if rows.height else rows
@@ -100,7 +100,7 @@ def _engine_died(first: dict, consequences: pl.DataFrame, earlier: int) -> str:
             f"{first['line_no']}), {said}{follow}.{cause}")
 
 
-def _died(ctx: Context, reason: pl.Expr) -> list[Finding]:
+def _died(ctx: Case, reason: pl.Expr) -> list[Finding]:
     """A process reported dead with no traceback and nothing that explains it."""
     died = ctx.events(kind_in(DIED) & ~pl.col("source").is_in(ctx.client_sources()))
     died = died.filter(~ctx.after_shutdown(died)) if died.height else died
@@ -119,7 +119,7 @@ def _died(ctx: Context, reason: pl.Expr) -> list[Finding]:
     )]
 
 
-def _shut_down(ctx: Context, rows: pl.DataFrame) -> Finding:
+def _shut_down(ctx: Case, rows: pl.DataFrame) -> Finding:
     return Finding(
         id="shutdown", severity="info", title="The server was shut down",
         verdict=(f"A shutdown began (a signal, `[shutdown]` lines), and the {rows.height} error(s) after it "

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Case, Finding
 
 
-def _decode(ctx: Context) -> pl.DataFrame:
+def _decode(ctx: Case) -> pl.DataFrame:
     """Decode lines that say whether they ran in a graph: a narrow read of the stats table."""
     return ctx.run.table("stats").filter((pl.col("phase") == "decode") & pl.col("graph").is_not_null()
                                          & pl.col("running").is_not_null()) \
@@ -44,7 +44,7 @@ def _same_batch(on: pl.DataFrame, off: pl.DataFrame) -> str:
             f"{r['off_tps']:,.0f} without ({r['off_tps'] / r['on_tps'] - 1:+.0%}).")
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     if "stats" not in ctx.run.tables() or "graph" not in ctx.run.table("stats").collect_schema():
         return []
     rows = _decode(ctx)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Case, Finding
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     c = ctx.metrics.get("concurrency")
     if not c or not c.summary["drain_rows"]:
         return []

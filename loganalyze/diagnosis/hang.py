@@ -18,7 +18,7 @@ from __future__ import annotations
 import polars as pl
 
 from loganalyze.diagnosis import stacks
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.kinds import kind_in, kinds
 from loganalyze.metrics.nccl import SGLANG_TIMEOUT
 
@@ -113,7 +113,7 @@ def sglang_verdict(hangs: pl.DataFrame, stuck: stacks.Stuck | None) -> str:
             + (f" on {', '.join(ranks)}" if ranks else "") + ": the scheduler is stuck." + where)
 
 
-def dump_finding(ctx: Context, stuck: stacks.Stuck) -> Finding:
+def dump_finding(ctx: Case, stuck: stacks.Stuck) -> Finding:
     """A stack dump with no watchdog line: the process was stuck when someone or something dumped it."""
     return Finding(
         id="hang", severity="warning", title=f"Stack dump of a stuck process ({stuck.tool})",
@@ -128,7 +128,7 @@ def dump_finding(ctx: Context, stuck: stacks.Stuck) -> Finding:
     )
 
 
-def laggard_finding(ctx: Context, behind: pl.DataFrame) -> Finding:
+def laggard_finding(ctx: Case, behind: pl.DataFrame) -> Finding:
     r = behind.row(0, named=True)
     return Finding(
         id="hang", severity="info", title="A rank is behind in the COLL trace",
@@ -141,7 +141,7 @@ def laggard_finding(ctx: Context, behind: pl.DataFrame) -> Finding:
     )
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     fam = ctx.metrics.get("nccl")
     stuck = stacks.stuck(stacks.dumps(ctx))
     hangs = fam.frames["hangs"] if fam else None

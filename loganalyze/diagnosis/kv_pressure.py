@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.kinds import kind_in, kinds
 
 NEAR_FULL_SHARE = 0.3
@@ -30,7 +30,7 @@ GAUGES = {"usage": r"^(?:vllm:kv_cache_usage_perc|vllm:gpu_cache_usage_perc|sgla
           "running": r"^(?:vllm:num_requests_running|sglang:num_running_reqs)$"}
 
 
-def scraped_evictions(ctx: Context) -> int:
+def scraped_evictions(ctx: Case) -> int:
     """Preemptions (vLLM) or retractions (SGLang) the server's own counters saw: a `/metrics`
     scrape's value, or the increase over the run in AIPerf's export (stat `total`). A series
     (the counter, `_total` aside, and its labels) held by several files (scrapes of one
@@ -44,7 +44,7 @@ def scraped_evictions(ctx: Context) -> int:
     return int(rows["value"].sum() or 0)
 
 
-def exported_gauges(ctx: Context) -> dict | None:
+def exported_gauges(ctx: Case) -> dict | None:
     """KV usage, waiting and running over the run as AIPerf's server-metrics export
     summarises them (max and percentiles of its ~1 s scrapes), or None without them.
     `near_full_min` is the share of samples at 0.9+ that the percentiles prove, at least:
@@ -81,7 +81,7 @@ def _gauge_verdict(g: dict) -> str:
             "at the moments the cache was full is not shown")
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     c = ctx.metrics.get("concurrency")
     gauges = exported_gauges(ctx) if c is None else None
     if gauges and (gauges["near_full_min"] >= NEAR_FULL_SHARE
@@ -128,7 +128,7 @@ def check(ctx: Context) -> list[Finding]:
     )]
 
 
-def _from_gauges(ctx: Context, g: dict) -> Finding:
+def _from_gauges(ctx: Case, g: dict) -> Finding:
     """The finding from AIPerf's exported gauges alone (no stats lines)."""
     scraped = scraped_evictions(ctx)
     evicted = f"; {scraped} preemptions counted" if scraped else ""

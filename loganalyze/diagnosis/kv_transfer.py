@@ -35,7 +35,7 @@ import re
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.formats.sglang import KV_TRANSFER_FAILED
 from loganalyze.kinds import kind_in, kinds
 
@@ -90,7 +90,7 @@ def _cause(reason: str | None) -> tuple[str, str, str]:
     return ("", "the transfer backend failed", "Read both servers' logs at that time for the transfer backend's error.")
 
 
-def _worker_reasons(ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
+def _worker_reasons(ctx: Case, rows: pl.DataFrame) -> pl.DataFrame:
     """`rows` with a transfer worker's reason taken from the final error line of the
     traceback printed right below it, where its own line gives none."""
     worker = rows.filter(pl.col("kind") == "kv_transfer_error")
@@ -105,7 +105,7 @@ def _worker_reasons(ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
     return rows.join(near, on=["source", "line_no"], how="left")
 
 
-def _abort_responses(ctx: Context) -> pl.DataFrame:
+def _abort_responses(ctx: Case) -> pl.DataFrame:
     """A client's abort responses whose message is a failed transfer's line, as the rows of
     that line (`kv_transfer_failed`, its fields read from the message)."""
     responses = ctx.events(kind_in(ABORT_RESPONSE))
@@ -119,7 +119,7 @@ def _abort_responses(ctx: Context) -> pl.DataFrame:
             .filter(inner.struct.field("side").is_not_null()))
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     rows = pl.concat([ctx.events(kind_in(KINDS)), _abort_responses(ctx)], how="diagonal_relaxed")
     rows = rows.filter(~ctx.after_shutdown(rows))
     backend = ctx.events(kind_in(BACKEND))
@@ -174,7 +174,7 @@ def check(ctx: Context) -> list[Finding]:
     )]
 
 
-def _backend_only(ctx: Context, backend: pl.DataFrame) -> Finding:
+def _backend_only(ctx: Case, backend: pl.DataFrame) -> Finding:
     """The transfer engine's errors with no request-level line: they say why, not how many."""
     text = "\n".join(backend["message"].drop_nulls().to_list())
     _, meaning, advice = _cause(text)

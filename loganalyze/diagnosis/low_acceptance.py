@@ -16,7 +16,7 @@ import re
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding, extreme_rows
+from loganalyze.diagnosis.base import Case, Finding, extreme_rows
 
 HEALTHY_NORMALISED = 0.48
 LOW_NORMALISED = 0.40
@@ -43,7 +43,7 @@ def _collapse(per_position: list[float] | None) -> bool:
                 and per_position[1] < COLLAPSE_RATIO * per_position[0])
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     spec = ctx.metrics.get("speculative")
     if not spec or spec.summary["accept_len_mean"] is None:
         return []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Case, Finding
 
 COMM_SHARE = 0.3  # same assumption as nccl-transport: allreduce share of a TP decode step
 PCIE_LOW = 15.0  # below ~15 GB/s on Gen4/Gen5: SHM fallback, ACS/IOMMU redirect, x8 link or SYS hops
@@ -58,7 +58,7 @@ def _slower(low: float) -> str:
     return f"~{1 / (1 - low):.1f}x slower" if low < 1 else "stalled (0 GB/s)"
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     fam = ctx.metrics.get("nccl")
     if not fam or not fam.summary.get("perf_rows"):
         return []
@@ -138,7 +138,7 @@ def _low(cls: str, ref: float | None, busbw: float) -> float | None:
     return None
 
 
-def _collapse(ctx: Context, s: dict, perf: pl.DataFrame, metrics: dict) -> Finding:
+def _collapse(ctx: Case, s: dict, perf: pl.DataFrame, metrics: dict) -> Finding:
     at = s["collapse_size"]
     before = perf.filter(pl.col("size") < at).sort("busbw")
     peak = before.row(-1, named=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import polars as pl
 import regex
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.kinds import kind_in, kinds
 from loganalyze.formats.nccl import FAILURES
 
@@ -49,14 +49,14 @@ UNKNOWN = ("at run time (the lines do not say where)",
            "Re-run with NCCL_DEBUG=INFO to see the failing call: the WARN line before the error names it.")
 
 
-def _failures(ctx: Context) -> pl.DataFrame:
+def _failures(ctx: Case) -> pl.DataFrame:
     category = pl.col("fields").str.json_path_match("$.category")
     warns = ctx.events(kind_in(WARN) & category.is_in(list(FAILURES)).fill_null(False))
     errors = ctx.events(kind_in(KINDS) | pl.col("message").str.contains(TEXT))
     return pl.concat([errors, warns], how="diagonal_relaxed").unique(["source", "line_no"], maintain_order=True)
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     events = _failures(ctx)
     if events.height == 0:
         return []

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Case, Finding
 
 DISABLED = r"GPU Direct RDMA Disabled for GPU (\S+?)(?:\[\w+\])? / HCA (\S+) \(distance (\d+) >=? (\d+)\)"
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     if "nccl_comms" not in ctx.run.tables():
         return []
     rows = ctx.run.table("nccl_comms").filter(pl.col("raw").str.contains(DISABLED)).sort("source", "line_no").collect()

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Case, Finding
 
 LOOPBACK = r"Using (?:\[\d+\])?([\w.-]+):(127\.\d+\.\d+\.\d+|::1)(?:<\d+>)?"
 
 
-def _hosts(ctx: Context) -> int:
+def _hosts(ctx: Case) -> int:
     """How many hosts the run's NCCL lines name; inter-node NET connections mean two at least."""
     names = pl.concat([ctx.run.table(t).select("host") for t in ("nccl_comms", "nccl_links")
                        if t in ctx.run.tables()]).collect()["host"].drop_nulls().n_unique()
@@ -29,7 +29,7 @@ def _hosts(ctx: Context) -> int:
     return max(names, 2 if inter else 0)
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     if "nccl_comms" not in ctx.run.tables():
         return []
     rows = ctx.run.table("nccl_comms").filter(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Case, Finding
 
 
 def _ranks_twice(rows: pl.DataFrame) -> str | None:
@@ -46,7 +46,7 @@ def _summaries(rows: pl.DataFrame) -> str | None:
             "(one job prints one summary per test; separate processes print one each)")
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     fam = ctx.metrics.get("nccl")
     if not fam or fam.frames["lone_processes"].height == 0:
         return []

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from loganalyze.diagnosis.base import SEVERITIES, Context, Finding
+from loganalyze.diagnosis.base import SEVERITIES, Case, Finding
 
 # Large-message 8-GPU ring busbw, GB/s (docs/formats-sources.md#reference-bandwidths): PCIe P2P 20-35 ("normal PCIe",
 # NVIDIA/nccl#1639: 28), SHM bounded by host memory "a few GB/s to ~20", NET/Socket "a few".
@@ -258,7 +258,7 @@ def healthy_text(s: dict) -> str:
     return f"Transport lines show {mix}{chans}" + (": GPUs in a box talk P2P." if s.get("p2p_links") else ".")
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     fam = ctx.metrics.get("nccl")
     if not fam:
         return []

@@ -12,7 +12,7 @@ import json
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.kinds import kind_in, kinds
 
 KINDS = kinds("oom", "kv_cache_insufficient", "startup_memory_short")
@@ -32,14 +32,14 @@ NO_KV_BLOCKS = ((kind_in(kinds("gpu_blocks")) & (pl.col("fields").str.json_path_
                 ).fill_null(False)
 
 
-def _rows(ctx: Context) -> pl.DataFrame:
+def _rows(ctx: Case) -> pl.DataFrame:
     in_traceback = kind_in(TRACEBACKS) & pl.col("message").str.contains(OOM_TEXT)
     # A client's traceback (AIPerf's log, say) is no server's out-of-memory.
     rows = ctx.events((kind_in(KINDS) | in_traceback | NO_KV_BLOCKS) & ~pl.col("source").is_in(ctx.client_sources()))
     return rows.filter(~ctx.after_shutdown(rows))
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     rows = _rows(ctx)
     if rows.height == 0:
         return []
@@ -71,7 +71,7 @@ def check(ctx: Context) -> list[Finding]:
     )]
 
 
-def _held_elsewhere(ctx: Context, rows: pl.DataFrame) -> Finding:
+def _held_elsewhere(ctx: Case, rows: pl.DataFrame) -> Finding:
     """vLLM's check before it loads anything: the GPU has less free memory than
     --gpu-memory-utilization asks it to take, so something else holds the rest."""
     typed = rows.filter(pl.col("kind") == "startup_memory_short")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.metrics.base import config_value
 
 DEFAULT_MAX_PREFILL_TOKENS = 16384  # SGLang's server_args default, every release
@@ -33,7 +33,7 @@ SURE_ROWS = 5
 WAITING_SHARE = 0.5  # vLLM: of the loaded intervals with requests waiting below the cap at low KV usage
 
 
-def _budget(ctx: Context) -> tuple[int, str]:
+def _budget(ctx: Case) -> tuple[int, str]:
     """The prefill token budget per batch, and where it came from."""
     config = ctx.run.table("config").collect()
     _, prefill, _ = config_value(config, "max_prefill_tokens")
@@ -45,7 +45,7 @@ def _budget(ctx: Context) -> tuple[int, str]:
     return budget, origin
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     if "stats" not in ctx.run.tables():
         return []
     cols = ["source", "line_no", "ts", "new_seq", "new_tokens", "queued", "running", "token_usage"]
@@ -93,7 +93,7 @@ def _span(values: pl.Series) -> str:
     return f"{low:g}" if low == high else f"{low:g}-{high:g}"
 
 
-def _mean_prompt(ctx: Context) -> float | None:
+def _mean_prompt(ctx: Case) -> float | None:
     """The benchmark's mean prompt length: input tokens per completed request (or its input_len)."""
     if "bench" not in ctx.run.tables():
         return None
@@ -102,7 +102,7 @@ def _mean_prompt(ctx: Context) -> float | None:
     return next((float(v) for v in per if v is not None and v == v), None)
 
 
-def _step_budget(ctx: Context) -> list[Finding]:
+def _step_budget(ctx: Case) -> list[Finding]:
     """vLLM: prompts longer than --max-num-batched-tokens while requests wait below the cap, KV low."""
     _, budget, row = config_value(ctx.run.table("config").collect(), "max_num_batched_tokens")
     prompt = _mean_prompt(ctx)

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding, extreme_rows
+from loganalyze.diagnosis.base import Case, Finding, extreme_rows
 
 SMALL_BATCH = 8
 SLOW_MS = 75.0
 MIN_INTERVALS = 2
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     steps = ctx.metrics.get("steps")
     if not steps:
         return []

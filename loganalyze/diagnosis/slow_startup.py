@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Case, Finding
 
 SLOW_S = 300  # five minutes before a server answers is where users start calling it a hang
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     st = ctx.metrics.get("startup")
     if not st:
         return []

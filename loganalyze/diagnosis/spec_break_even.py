@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.metrics.breakeven import break_even
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     spec, steps = ctx.metrics.get("speculative"), ctx.metrics.get("steps")
     if not spec or not steps or spec.summary["accept_len_mean"] is None:
         return []

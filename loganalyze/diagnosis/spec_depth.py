@@ -8,13 +8,13 @@ under 20 % of the time add under 0.2 token per step and are not worth their cost
 
 from __future__ import annotations
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Case, Finding
 
 WORTH = 0.2
 WASTED = 0.1
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     spec = ctx.metrics.get("speculative")
     positions = spec.summary["per_position"] if spec else None
     if not positions or len(positions) < 3 or min(positions) >= WASTED or positions[0] < WORTH:

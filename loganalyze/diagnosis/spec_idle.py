@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.metrics.base import decode_rows
 
 MIN_BUSY = 5  # decode intervals with tokens generated: enough load for a drafter to have drafted
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     spec = ctx.metrics.get("speculative")
     if not spec or not spec.summary.get("algorithm") or spec.summary.get("intervals"):
         return []

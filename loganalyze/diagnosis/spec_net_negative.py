@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.diagnosis.bench_evidence import bench_evidence
 from loganalyze.metrics.base import Family
 
@@ -53,7 +53,7 @@ def _why(joined: pl.DataFrame, hurts: list[int], spec: Family | None) -> str:
     return "; ".join(parts)
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     base = ctx.baseline_metrics or {}
     sweep, base_sweep = ctx.metrics.get("sweep"), base.get("sweep")
     if not sweep or not base_sweep or not _speculates(ctx.metrics) or _speculates(base):

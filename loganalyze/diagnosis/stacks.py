@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context
+from loganalyze.diagnosis.base import Case
 from loganalyze.kinds import kind_in, kinds
 
 DUMP, FATAL = kinds("stack_dump"), kinds("fatal_error")
@@ -65,7 +65,7 @@ def frames(message: str) -> list[str]:
     return out
 
 
-def dumps(ctx: Context) -> pl.DataFrame:
+def dumps(ctx: Case) -> pl.DataFrame:
     """The run's stack dumps, less those that follow a fatal error (a crash's stack) and a
     benchmark client's."""
     rows = ctx.events(kind_in(DUMP + FATAL) | (pl.col("severity") == "critical"))

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis.base import Case, Finding
 
 MIN_ROWS = 2
 QUEUE_TO_RUNNING = 5
 KV_ROOM = 0.9
 
 
-def check(ctx: Context) -> list[Finding]:
+def find(ctx: Case) -> list[Finding]:
     c = ctx.metrics.get("concurrency")
     if not c:
         return []

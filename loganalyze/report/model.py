@@ -17,8 +17,8 @@ from typing import Any
 import polars as pl
 
 from loganalyze import metrics
-from loganalyze.diagnosis import CHECKS, rank
-from loganalyze.diagnosis.base import Context, Finding
+from loganalyze.diagnosis import FINDERS, rank
+from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.metrics.base import Family
 from loganalyze.metrics.breakeven import break_even
 from loganalyze.redact import redact_expr, redact_obj
@@ -127,8 +127,8 @@ def findings(run: Run, families: dict[str, Family], baseline: Run | None,
              base_families: dict[str, Family] | None) -> list[Finding]:
     """What `diagnose(run, baseline)` returns, from metrics already computed: computing them
     again for the diagnosis would double the report's time (a minute on a 1 GB run)."""
-    ctx = Context(run, families, baseline, base_families)
-    return rank([finding for check in CHECKS for finding in check(ctx)])
+    ctx = Case(run, families, baseline, base_families)
+    return rank([finding for find in FINDERS for finding in find(ctx)])
 
 
 def collect_run(run: Run, families: dict[str, Family], baseline: Run | None,
