@@ -17,7 +17,7 @@ from store_helpers import ROOT, cli_command, counts, rows_on_disk, sglang_log
 
 PROCESSES = 8
 REPEATS = 2
-REPEATS_LONG = 10
+REPEATS_LONG = 6
 
 
 @pytest.fixture(scope="module")
