@@ -1,7 +1,7 @@
 """Line kinds that every server format shares: what Python, uvicorn, PyTorch and the libraries
 under both servers print (access lines, tracebacks, warnings, progress bars, exit reports).
 
-Each is declared once here and listed in loganalyze/formats/sglang.py and loganalyze/formats/vllm.py; where the
+Each is declared once here and listed in loganalyze/formats/sglang.py and loganalyze/formats/vllm/; where the
 strings come from is in docs/formats-sources.md#lines-both-servers-share.
 """
 
