@@ -1,7 +1,7 @@
 """NCCL: which transport each communicator uses, how many channels, what nccl-tests measured,
 how big the collectives are, and which collective hung.
 
-Sources are the nccl/nccl-tests tables (loganalyze/formats/nccl.py, loganalyze/formats/nccl_tests.py) plus the
+Sources are the nccl/nccl-tests tables (loganalyze/formats/nccl/, loganalyze/formats/nccl_tests.py) plus the
 PyTorch and SGLang watchdog events. Per-communicator facts come from init lines: transport
 lines carry no comm pointer, so each is tied to the nearest `Init START` before it (2.18+)
 or `Init COMPLETE` after it (older releases print no START) of the same host, pid and
