@@ -29,8 +29,8 @@ import polars as pl
 from loganalyze.formats import summary_labels
 from loganalyze.formats.bench_tables import BENCH, BENCH_REQUESTS, TO_MS
 from loganalyze.formats.result_tables import load_level
-from loganalyze.formats.parse import Context, Parsed
-from loganalyze.formats.spec import FileFormat
+from loganalyze.formats.parse import Parsed
+from loganalyze.formats.spec import Context, FileFormat
 
 KEYS = {
     "backend": "backend", "endpoint_type": "backend", "dataset_name": "dataset", "model_id": "model",
