@@ -10,7 +10,7 @@ paste those tables into tickets:
 - GuideLLM 0.3+: pipe tables (`| Benchmark | Timings ||||| ...`), one row per benchmark
   (a load level such as `concurrent@8`), a header of two or three rows where `|||` spans a
   group name over several columns, one table per subject (run summary, latency, throughput),
-  and its benchmarks.csv (its benchmarks.json is loganalyze/formats/bench_json.py's).
+  and its benchmarks.csv (its benchmarks.json is loganalyze/formats/bench_json/'s).
 
 Every other table (evalscope's and ais_bench's grids, tabulate grids and markdown summaries
 of runs, result blocks retyped as markdown) is read by loganalyze/formats/text_tables.py, the reader
