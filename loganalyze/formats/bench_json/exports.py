@@ -7,7 +7,7 @@ import json
 
 from loganalyze.formats.bench_json.results import as_number, typed_value
 from loganalyze.formats.bench_tables import BENCH, TO_MS
-from loganalyze.formats.result_tables import load_level
+from loganalyze.formats.result_cells import load_level
 
 
 # GuideLLM's distributions (successful requests) -> bench metric, and the unit they are in.
