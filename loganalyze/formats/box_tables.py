@@ -29,7 +29,6 @@ TOTAL_ROWS = {
 }
 
 
-
 def metric_rows(header: list[str], rows: list[list[str]]) -> dict[str, object]:
     """The bench columns of a table with one metric per row and one statistic per column."""
     stats = [STATS.get(h.strip().lower()) for h in header]
@@ -54,9 +53,7 @@ def metric_rows(header: list[str], rows: list[list[str]]) -> dict[str, object]:
     return out
 
 
-
 Section = tuple[list[str], list[list[str]]]
-
 
 
 def box_sections(lines: list[str]) -> tuple[list[Section], dict[str, object]]:
@@ -92,7 +89,6 @@ def box_sections(lines: list[str]) -> tuple[list[Section], dict[str, object]]:
     return sections, below
 
 
-
 def _cropped(lines: list[str]) -> list[str]:
     """Tables inside rich panels (GuideLLM 0.1's report: `│ │ ┏━━━┓ │ │`) cut to the columns
     of their own border; the panels' borders are no part of them."""
@@ -102,7 +98,6 @@ def _cropped(lines: list[str]) -> list[str]:
         return lines
     right = max(top.rfind("┓"), top.rfind("┃")) + 1
     return [t[left:right] for t in lines]
-
 
 
 def csv_sections(lines: list[str]) -> list[Section]:
@@ -116,7 +111,6 @@ def csv_sections(lines: list[str]) -> list[Section]:
     return sections
 
 
-
 # GuideLLM 0.1's rich tables, one row per benchmark: column (its name, lower case) -> metric,
 # the cell a list of the percentiles the header names (`Time to First Token [1%, ..., 99%]
 # (ms)`) or one value (`Request Latency (sec)`: the mean).
@@ -124,7 +118,6 @@ BOX_LATENCY = {"request latency": "e2e", "time to first token": "ttft", "inter t
 
 BOX_TOTALS = {"requests per second": "request_throughput", "output token throughput": "output_throughput",
               "requests completed": "completed", "request failed": "failed", "requests failed": "failed"}
-
 
 
 def benchmark_box(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
@@ -141,7 +134,6 @@ def benchmark_box(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     return list(results.values())
 
 
-
 def _box_cell(result: dict[str, object], column: str, cell: str) -> None:
     name, unit = unit_of(regex.sub(r"\s*\[[^\]]*\]", "", column))
     percentiles = regex.findall(r"(\d+)%", column)
@@ -155,7 +147,6 @@ def _box_cell(result: dict[str, object], column: str, cell: str) -> None:
                     result.setdefault(f"{BOX_LATENCY[name]}_{stat}", value * scale)
     elif name in BOX_TOTALS and len(values) == 1:
         result.setdefault(BOX_TOTALS[name], values[0])
-
 
 
 def metric_result(lines: list[str]) -> dict[str, object]:

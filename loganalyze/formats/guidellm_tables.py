@@ -32,7 +32,6 @@ GUIDELLM = (
 GUIDELLM_LATENCY = {"request latency": "e2e", "req latency": "e2e", "ttft": "ttft", "itl": "itl", "tpot": "tpot"}
 
 
-
 def _pipe_cells(line: str) -> list[str]:
     """A pipe row's cells, `""` where a header cell is spanned by the one before it
     (`| Timings ||||| Input`); the outer pipes are not cells."""
@@ -40,7 +39,6 @@ def _pipe_cells(line: str) -> list[str]:
     text = text[1:] if text.startswith("|") else text
     text = text[:-1] if text.endswith("|") else text
     return text.split("|")
-
 
 
 def _columns(header_rows: list[list[str]], width: int) -> list[str]:
@@ -56,7 +54,6 @@ def _columns(header_rows: list[list[str]], width: int) -> list[str]:
                 name, unit = unit_of(last)
                 paths[i] += [name, unit] if unit else [name]
     return ["/".join(p) for p in paths]
-
 
 
 def guidellm_rows(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
@@ -86,7 +83,6 @@ def guidellm_rows(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     return list(results.values())
 
 
-
 def _guidellm_cell(result: dict[str, object], column: str, value: float | None) -> None:
     if value is None:
         return
@@ -99,7 +95,6 @@ def _guidellm_cell(result: dict[str, object], column: str, value: float | None) 
     stat = STATS.get(parts[-1])
     if metric and stat in LATENCY_STATS and len(parts) == 3:
         result.setdefault(f"{metric}_{stat}", value * (1000.0 if metric == "e2e" else TO_MS.get(parts[1], 1.0)))
-
 
 
 # GuideLLM CSV column (group/name/statistic, lower case) -> bench column and scale.
@@ -115,7 +110,6 @@ GUIDELLM_CSV_COLUMNS = {
 
 GUIDELLM_CSV_LATENCY = {"request latency": ("e2e", 1000.0), "time to first token": ("ttft", 1.0),
                         "time per output token": ("tpot", 1.0), "inter token latency": ("itl", 1.0)}
-
 
 
 def guidellm_csv(lines: list[tuple[int, str]]) -> list[dict[str, object]]:

@@ -12,13 +12,11 @@ STATS = {"avg": "mean", "mean": "mean", "value": "mean", "p50": "median", "media
          "std": "std", "max": "max", "p90": "p90", "p95": "p95", "p99": "p99"}
 
 
-
 def cell_number(cell: str) -> float | None:
     """A cell's value: `4,110,623,430`, `--->  1,764.61` (a user's marker), `1.8 ± 0.4`
     (GuideLLM's interval: its mean), `3.2*`; None for `N/A` and blanks."""
     found = NUMBER.search(cell.replace(",", ""))
     return float(found.group()) if found else None
-
 
 
 def unit_of(name: str) -> tuple[str, str | None]:
@@ -27,7 +25,6 @@ def unit_of(name: str) -> tuple[str, str | None]:
     if not found:
         return name.strip().lower(), None
     return found.group(1).lower(), found.group(2).strip().lower()
-
 
 
 def load_level(name: str) -> dict[str, object]:

@@ -125,7 +125,6 @@ NEEDLES = ("Metrics", "┏━", "Statistic ┃", "Metric ┃", "Run Info,", "Met
 GAP = 3
 
 
-
 def unwrapped(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """GuideLLM 0.2's text table rows joined again where a terminal wrapped them at its
     width: every row of a table (between two `=` rules) has as many `|` as its separator
@@ -151,7 +150,6 @@ def unwrapped(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
     return out
 
 
-
 def _rows_of(table: list[tuple[int, str, str]]) -> list[tuple[int, str]]:
     """The rows of one table's pieces, joined by the separator's count of `|`."""
     pipes = next((t.count("|") for _, t, kind in table if kind == "sep"), None)
@@ -163,7 +161,6 @@ def _rows_of(table: list[tuple[int, str, str]]) -> list[tuple[int, str]]:
         else:
             rows.append((no, text, kind))
     return [(no, text.rstrip()) for no, text, _ in rows]
-
 
 
 def text_rows(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
@@ -179,7 +176,6 @@ def text_rows(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     return guidellm_rows(framed)
 
 
-
 def generic_tables(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     """The results of each table of a report, read by loganalyze/formats/text_tables.py: a table ends
     where the report's lines skip one (a blank line) or where a markdown header that no
@@ -188,7 +184,6 @@ def generic_tables(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
               if i == 0 or no != lines[i - 1][0] + 1
               or (regex.match(MD_HEAD, text) and not regex.match(text_tables.RULE, lines[i - 1][1]))]
     return [run for a, b in zip(starts, [*starts[1:], len(lines)]) for run in text_tables.read(lines[a:b])]
-
 
 
 def headless_rows(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
@@ -202,7 +197,6 @@ def headless_rows(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     if not any(key != "extra" for key in result):
         return []
     return [{"line_no": lines[0][0], "tool": tool, "partial": True, **result}]
-
 
 
 def read_report(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
@@ -224,7 +218,6 @@ def read_report(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     return [{"line_no": lines[0][0], **result}] if len(result) > 1 else []
 
 
-
 def _reports(rows: pl.DataFrame) -> list[list[int]]:
     """Row indices of the table groups of each report: groups at most GAP lines apart."""
     reports: list[list[int]] = []
@@ -235,7 +228,6 @@ def _reports(rows: pl.DataFrame) -> list[list[int]]:
         reports[-1].append(i)
         end = line_no + span - 1
     return reports
-
 
 
 def tables(rows: pl.DataFrame) -> pl.DataFrame:

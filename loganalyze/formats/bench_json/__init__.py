@@ -30,7 +30,6 @@ from loganalyze.formats.parse import Parsed
 from loganalyze.formats.spec import Context, FileFormat
 
 
-
 def line_results(texts: list[str]) -> list[dict | None]:
     """The bench columns of each line that is one whole result object (a JSONL result echoed
     into a console log or captured with a server's output), None for any other line."""
@@ -43,7 +42,6 @@ def line_results(texts: list[str]) -> list[dict | None]:
         tool = tool_of(obj) if isinstance(obj, dict) else None
         out.append(None if tool is None else {**result_row(obj, tool), "raw": scalars(obj)})
     return out
-
 
 
 def read(frame: pl.DataFrame, ctx: Context) -> Parsed:
@@ -78,7 +76,6 @@ def read(frame: pl.DataFrame, ctx: Context) -> Parsed:
     return _parsed(frame, results, requests, claimed, table="bench_requests" if records and not results else "bench")
 
 
-
 def _parsed(frame: pl.DataFrame, results: list[dict], requests: list[pl.DataFrame], claimed: list[int],
             table: str = "bench") -> Parsed:
     """The tables of a results file, its claimed lines counted in `table`."""
@@ -92,9 +89,7 @@ def _parsed(frame: pl.DataFrame, results: list[dict], requests: list[pl.DataFram
                   claimed=frame["line_no"].is_in(claimed), claimed_lines=pl.Series(claimed, dtype=pl.Int64))
 
 
-
 SNIFF_LINES = 2000  # the lines of a file that detection sees (loganalyze/ingestion/detect.py SAMPLE_LINES)
-
 
 
 def sniff(head: str) -> float:
@@ -109,7 +104,6 @@ def sniff(head: str) -> float:
         return 0.0  # an object, or a list of them; not `[0] `
     found = sum(1 for m in MARKS if m in head)
     return 1.0 if found >= 2 else 0.0
-
 
 
 FORMAT = FileFormat(

@@ -22,14 +22,12 @@ GUIDELLM_RATES = {"requests_per_second": "request_throughput", "request_concurre
                   "tokens_per_second": "total_throughput"}
 
 
-
 def guidellm_rows(obj: dict) -> list[dict]:
     """One result per benchmark (load level) of a GuideLLM report (0.3+ `benchmarks.json`);
     one for a benchmark's metrics pasted without the report around them."""
     if "benchmarks" not in obj:
         return [_guidellm_row({"metrics": obj})]
     return [_guidellm_row(b) for b in obj.get("benchmarks") or [] if isinstance(b, dict)]
-
 
 
 def _guidellm_row(bench: dict) -> dict:
@@ -55,7 +53,6 @@ def _guidellm_row(bench: dict) -> dict:
     return row
 
 
-
 # GuideLLM's HTML report embeds its data as one JavaScript assignment; each run (benchmark)
 # is a flat record: rates over all requests and the p95 / p99 of each latency in ms.
 HTML_REPORT = "window.GUIDELLM_REPORT = "
@@ -69,7 +66,6 @@ HTML_RUNS = {"request_rate": "request_throughput", "concurrency": "concurrency",
                 for p in ("p95", "p99")}}
 
 
-
 def html_report(texts: list[str]) -> tuple[int, dict] | None:
     """(index of its line, data) of the report a GuideLLM HTML file embeds, None if none."""
     at = next((i for i, t in enumerate(texts) if HTML_REPORT in t), None)
@@ -81,7 +77,6 @@ def html_report(texts: list[str]) -> tuple[int, dict] | None:
     except ValueError:
         return None
     return (at, data) if isinstance(data, dict) else None
-
 
 
 def html_rows(data: dict) -> list[dict]:
@@ -99,12 +94,10 @@ def html_rows(data: dict) -> list[dict]:
     return rows
 
 
-
 # AIPerf's profile_export.jsonl: one request per line, `{"metadata": {...}, "metrics": {name:
 # {"value": ..., "unit": ...}}}`, and `error` on a request that failed.
 AIPERF_REQUEST = {"input_sequence_length": "input_len", "output_sequence_length": "output_len",
                   "time_to_first_token": "ttft_ms", "request_latency": "latency_ms", "inter_chunk_latency": "itl_ms"}
-
 
 
 def aiperf_request(obj: object) -> dict | None:

@@ -11,7 +11,6 @@ import re
 import polars as pl
 
 
-
 def _no_surrogates(obj: object) -> object:
     """JSON data with lone surrogates (`"\\ud800"`, valid JSON, not valid UTF-8) as U+FFFD."""
     if isinstance(obj, str):
@@ -23,15 +22,12 @@ def _no_surrogates(obj: object) -> object:
     return obj
 
 
-
 _SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
-
 
 
 def loads(text: str) -> object:
     obj = json.loads(text)
     return _no_surrogates(obj) if _SURROGATE.search(text) else obj
-
 
 
 def pasted(lines: list[str]) -> list[tuple[int, int, object]]:
@@ -59,11 +55,9 @@ def pasted(lines: list[str]) -> list[tuple[int, int, object]]:
     return out
 
 
-
 MEMBER = re.compile(r'^"[^"]+"\s*:\s*\S')
 
 JSONISH = re.compile(r'^\s*(?:"|[{}\[\],]|-?\d|true\b|false\b|null\b)')  # a line inside a JSON document
-
 
 
 def document_opening(line: str, after_prose: bool) -> str | None:
@@ -77,7 +71,6 @@ def document_opening(line: str, after_prose: bool) -> str | None:
     if text.endswith("{") and not text.startswith("}"):
         return "{"
     return None
-
 
 
 class Paste:
@@ -119,11 +112,9 @@ class Paste:
         return broken, None
 
 
-
 PROSE = 5  # lines of fence or prose the first pasted document may follow
 
 CUT_SEARCH = 40  # lines back from a cut to find a prefix that closes
-
 
 
 def _closers(text: str) -> str:
@@ -139,7 +130,6 @@ def _closers(text: str) -> str:
         elif ch in "}]" and stack:
             stack.pop()
     return "".join(reversed(stack))
-
 
 
 def objects(frame: pl.DataFrame) -> list[tuple[int, list[int], object]]:

@@ -79,13 +79,11 @@ MARKS = tuple(dict.fromkeys(tuple(f'"{k}"' for _, keys in TOOLS for k in keys) +
 ARRAYS = {"input_lens": "input_len", "output_lens": "output_len", "errors": "error"}
 
 
-
 def tool_of(obj: dict) -> str | None:
     for tool, keys in TOOLS:
         if any(k in obj for k in keys):
             return tool
     return None
-
 
 
 def _latency_column(key: str) -> str | None:
@@ -97,13 +95,11 @@ def _latency_column(key: str) -> str | None:
     return column if column in BENCH else None
 
 
-
 def _server_info(info: dict) -> dict:
     """Model, version and effective cap from sglang's `server_info` (0.5.5+)."""
     states = info.get("internal_states") or [{}]
     cap = (states[0] or {}).get("max_num_reqs") or info.get("max_running_requests")
     return {"model": info.get("model_path"), "server_version": info.get("version"), "server_cap": cap}
-
 
 
 # AIPerf's profile_export_aiperf.json: each metric is {"unit": ..., "avg": ..., "p50": ...}.
@@ -115,7 +111,6 @@ AIPERF_TOTALS = {"request_throughput": "request_throughput", "output_token_throu
                  "total_token_throughput": "total_throughput", "benchmark_duration": "duration_s",
                  "request_count": "completed", "error_request_count": "failed", "total_isl": "input_tokens",
                  "total_osl": "output_tokens"}
-
 
 
 def aiperf_row(obj: dict) -> dict:
@@ -145,7 +140,6 @@ def aiperf_row(obj: dict) -> dict:
     return row
 
 
-
 def labelled_row(obj: dict, tool: str) -> dict:
     """A result whose keys are printed labels (evalscope's `Average time to first token (s)`,
     awscurl's camelCase `failedRequests`), read by their words as other clients' summary rows
@@ -165,7 +159,6 @@ def labelled_row(obj: dict, tool: str) -> dict:
         if fails is not None:
             row.setdefault("failed", int(fails))
     return row
-
 
 
 def result_row(obj: dict, tool: str) -> dict:
@@ -197,13 +190,11 @@ def result_row(obj: dict, tool: str) -> dict:
     return row
 
 
-
 def as_number(value: object) -> int | float | None:
     """A JSON number that fits a column (not a bool, not inf or NaN), else None."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return value if abs(value) < 2**63 and math.isfinite(value) else None  # abs first: a huge int has no float
-
 
 
 def typed_value(value: object, dtype: pl.DataType | None) -> object:
@@ -224,14 +215,12 @@ def typed_value(value: object, dtype: pl.DataType | None) -> object:
     return value if isinstance(value, (int, float, str)) and not isinstance(value, bool) else None
 
 
-
 def _date(text: str) -> datetime | None:
     """vLLM's `date` (%Y%m%d-%H%M%S, local time, written when the run ended)."""
     try:
         return datetime.strptime(text, "%Y%m%d-%H%M%S")
     except ValueError:
         return None
-
 
 
 def request_rows(obj: dict, tool: str, line_no: int) -> pl.DataFrame | None:
@@ -252,7 +241,6 @@ def request_rows(obj: dict, tool: str, line_no: int) -> pl.DataFrame | None:
     return pl.DataFrame(cols).with_columns(
         request=pl.int_range(pl.len(), dtype=pl.Int64), line_no=pl.lit(line_no, pl.Int64), tool=pl.lit(tool)
     )
-
 
 
 def scalars(obj: dict) -> str:

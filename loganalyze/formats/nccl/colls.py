@@ -32,7 +32,6 @@ def _tuning_bytes(rows: pl.DataFrame) -> pl.DataFrame:
     return rows.with_columns(algo=pl.col("algo").str.to_uppercase(), proto=pl.col("proto").str.to_uppercase())
 
 
-
 COLL_KINDS = (
     table_kind("nccl_colls", "coll", "call", "opCount ",
            r"^(?P<op>\w+): opCount (?P<op_count_hex>[0-9a-fA-F]+) sendbuff (?P<sendbuff>\S+) recvbuff (?P<recvbuff>\S+) "

@@ -41,7 +41,6 @@ def _comm(name: str, what: str, needle, pattern: str, samples: tuple[str, ...], 
     )
 
 
-
 INIT_REST = dict(
     nvml_dev=(r" nvmlDev (\d+)", I), bus_id=(r" busId ([0-9a-fA-F]+)", S), comm_id=(r" commId (0x[0-9a-fA-F]+)", S),
     parent=(r" parent (0x[0-9a-fA-F]+|\(nil\))", S), split_count=(r" (?:splitCount|childCount) (-?\d+)", I),
@@ -122,7 +121,6 @@ COMM_KINDS = (
     _comm("p2p_chunksize", "p2p_chunksize", "P2P Chunksize set to", r"P2P Chunksize set to (?P<value>\d+)",
           ("NCCL INFO P2P Chunksize set to 131072",)),
 )
-
 
 
 # Any other envelope line: kept (message in `value`) so NCCL lines never fall to `unparsed`

@@ -76,7 +76,6 @@ def _process_fields(rows: pl.DataFrame) -> pl.DataFrame:
     return rows.with_columns(fields=fields)
 
 
-
 def _torch(name: str, needle, pattern: str | None, severity: str, samples: tuple[str, ...], *,
            match: str | None = None, types: dict | None = None, continuation: str | None = None) -> LineKind:
     """A PyTorch c10d line: no NCCL envelope, matched anywhere, fields packed as JSON."""

@@ -81,15 +81,12 @@ def declared(table: str) -> Handler:
     return keep
 
 
-
 # ---------------------------------------------------------------------------- kind builders
 
 def envelope_match(pattern: str) -> str:
     """Classify by the whole pattern behind the envelope, so a line whose needle matches but
     whose fields do not falls through to the next kind instead of being lost."""
     return ENVELOPE + (pattern[1:] if pattern.startswith("^") else ".*?" + pattern)
-
-
 
 
 def table_kind(table: str, name: str, what: str, needle, pattern: str, samples: tuple[str, ...], *,

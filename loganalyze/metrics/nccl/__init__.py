@@ -35,7 +35,6 @@ PYTORCH = kind_prefix("pg_")
 WARN, TRAIL = kinds("nccl_warn"), kinds("nccl_error_trail")
 
 
-
 def nccl(run: Run) -> Family | None:
     """The NCCL family, or None when the run holds no NCCL, nccl-tests or watchdog data."""
     t = {name: run.table(name).collect() for name in ("nccl_comms", "nccl_links", "nccl_topo", "nccl_colls",
@@ -71,7 +70,6 @@ def nccl(run: Run) -> Family | None:
             "taking the entire process down")).height > 0,
     }
     return Family("nccl", summary, frames, notes=_notes(perf, links))
-
 
 
 def _notes(perf: pl.DataFrame, links: pl.DataFrame) -> dict[str, str]:

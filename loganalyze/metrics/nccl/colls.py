@@ -19,7 +19,6 @@ SGLANG_TIMEOUT = kinds("watchdog_timeout")
 ERRORS, ABORT, PROGRESS = kinds("pg_nccl_error", "nccl_error_trail"), kinds("pg_abort"), kinds("pg_watchdog_progress")
 
 
-
 # ---------------------------------------------------------------------------- COLL traces
 
 def coll_sizes(colls: pl.DataFrame) -> pl.DataFrame:
@@ -33,7 +32,6 @@ def coll_sizes(colls: pl.DataFrame) -> pl.DataFrame:
     ).sort("calls", descending=True)
 
 
-
 def coll_progress(colls: pl.DataFrame) -> pl.DataFrame:
     """The last opCount each process issued per communicator: a rank behind the others is the
     one that stopped issuing (COLL lines are logged at enqueue, never at completion)."""
@@ -45,7 +43,6 @@ def coll_progress(colls: pl.DataFrame) -> pl.DataFrame:
     ).sort("last_op_count")
 
 
-
 def ranks_behind(progress: pl.DataFrame) -> pl.DataFrame:
     """Processes whose last opCount is below the highest of other processes in communicators
     of the same size (comm pointers differ per process, so the size stands for the comm)."""
@@ -55,7 +52,6 @@ def ranks_behind(progress: pl.DataFrame) -> pl.DataFrame:
         last_op_count=pl.col("last_op_count").max(), line_no=pl.col("line_no").max(), raw=pl.col("raw").last())
     per = per.with_columns(top=pl.col("last_op_count").max().over("nranks"), procs=pl.len().over("nranks"))
     return per.filter((pl.col("procs") > 1) & (pl.col("last_op_count") < pl.col("top"))).sort("line_no")
-
 
 
 def coll_summary(colls: pl.DataFrame) -> dict:
@@ -72,7 +68,6 @@ def coll_summary(colls: pl.DataFrame) -> dict:
     }
 
 
-
 # ---------------------------------------------------------------------------- watchdog
 
 WATCHDOG_FIELDS = pl.Struct({
@@ -81,7 +76,6 @@ WATCHDOG_FIELDS = pl.Struct({
 })
 
 PROGRESS_FIELDS = pl.Struct({"pg": pl.String, "work": pl.Int64, "last_enqueued": pl.Int64, "last_completed": pl.Int64})
-
 
 
 def watchdog(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -94,7 +88,6 @@ def watchdog(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     prog = events.filter(kind_in(PROGRESS))
     progress = prog.select(*keep, f=pl.col("fields").str.json_decode(PROGRESS_FIELDS)).unnest("f").sort("line_no")
     return timeouts.with_columns(numel_bytes_bf16=pl.col("numel_in") * BF16), progress
-
 
 
 def hang_context(events: pl.DataFrame, stats: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
@@ -110,7 +103,6 @@ def hang_context(events: pl.DataFrame, stats: pl.DataFrame | pl.LazyFrame) -> pl
     before = stats.select("source", stats_line="line_no", stats_raw="raw", running="running", queued="queued").sort("stats_line")
     return hangs.join_asof(before, left_on="line_no", right_on="stats_line", by="source", strategy="backward",
                            check_sortedness=False)
-
 
 
 def timeout_summary(timeouts: pl.DataFrame, progress: pl.DataFrame, hangs: pl.DataFrame) -> dict:
@@ -136,7 +128,6 @@ def timeout_summary(timeouts: pl.DataFrame, progress: pl.DataFrame, hangs: pl.Da
             if lo is not None and hi is not None and lo < hi else [],
         })
     return out
-
 
 
 def _num(rank: str | None) -> int:

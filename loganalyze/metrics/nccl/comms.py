@@ -11,7 +11,6 @@ from loganalyze.metrics.base import round_or_none
 P2P = ("P2P/direct pointer", "P2P/CUMEM", "P2P/IPC", "P2P/indirect", "P2P")
 
 
-
 # ---------------------------------------------------------------------------- communicators
 
 def comm_keys(comms: pl.DataFrame) -> pl.DataFrame:
@@ -20,7 +19,6 @@ def comm_keys(comms: pl.DataFrame) -> pl.DataFrame:
     return init.with_columns(comm_key=pl.coalesce(
         "comm_id", pl.concat_str([pl.col("source"), pl.lit(":n"), pl.col("nranks").cast(pl.String)]),
     )).select("source", "line_no", "host", "pid", "gpu", "what", "comm", "comm_key", "nranks", "rank")
-
 
 
 def _attach(rows: pl.DataFrame, init: pl.DataFrame, what: str, strategy: str) -> pl.DataFrame:
@@ -34,7 +32,6 @@ def _attach(rows: pl.DataFrame, init: pl.DataFrame, what: str, strategy: str) ->
                                           strategy=strategy, check_sortedness=False).drop("_at")
 
 
-
 def with_comm(rows: pl.DataFrame, comms: pl.DataFrame) -> pl.DataFrame:
     """Give rows without a comm pointer (transport, channel lines) their communicator key."""
     rows = _attach(_attach(rows, comms, "init_start", "backward"), comms, "init_complete", "forward")
@@ -46,13 +43,11 @@ def with_comm(rows: pl.DataFrame, comms: pl.DataFrame) -> pl.DataFrame:
     ).drop("_k_init_start", "_k_init_complete", "_n_init_start", "_n_init_complete", "_c_init_start", "_c_init_complete")
 
 
-
 def _nnodes(comms_table: pl.DataFrame, comms: pl.DataFrame) -> pl.DataFrame:
     """nNodes per communicator key, from `comm 0x.. rank r nRanks n nNodes k ...` lines."""
     info = comms_table.filter(pl.col("what") == "comm_info").select("source", "host", "pid", "comm", "nnodes")
     keys = comms.select("source", "host", "pid", "comm", "comm_key").unique()
     return info.join(keys, on=["source", "host", "pid", "comm"]).group_by("comm_key").agg(nnodes=pl.col("nnodes").max())
-
 
 
 def link_facts(links_table: pl.DataFrame, comms_table: pl.DataFrame, comms: pl.DataFrame) -> pl.DataFrame:
@@ -90,7 +85,6 @@ def link_facts(links_table: pl.DataFrame, comms_table: pl.DataFrame, comms: pl.D
     return link.with_columns(intra=intra, net_dev=pl.col("via").str.extract(r"^NET/[^/]+/(\d+)", 1)).sort("source", "line_no")
 
 
-
 def transport_mix(links: pl.DataFrame) -> pl.DataFrame:
     """Per communicator and transport: link lines, distinct rank pairs, channels, GPUs involved."""
     if links.height == 0:
@@ -104,7 +98,6 @@ def transport_mix(links: pl.DataFrame) -> pl.DataFrame:
         gpus=pl.concat_str([pl.col("src_dev"), pl.lit("->"), pl.col("dst_dev")]).unique().sort(),
         read=pl.col("read").any(), gdr=pl.col("gdr").any(),
     ).sort("comm_key", "links", descending=[False, True])
-
 
 
 def comm_summary(links: pl.DataFrame, links_table: pl.DataFrame, comms_table: pl.DataFrame,
@@ -138,7 +131,6 @@ def comm_summary(links: pl.DataFrame, links_table: pl.DataFrame, comms_table: pl
     ).sort("comm_key")
 
 
-
 def env_overrides(comms_table: pl.DataFrame, perf: pl.DataFrame) -> pl.DataFrame:
     """NCCL_* settings: `X set by environment to v` lines and NCCL_X=v on an nccl-tests command line."""
     lines = comms_table.filter(pl.col("what") == "env").select("source", "line_no", "raw", var="env_var", value="env_value")
@@ -148,11 +140,9 @@ def env_overrides(comms_table: pl.DataFrame, perf: pl.DataFrame) -> pl.DataFrame
     return pl.concat([lines, cmd.select(lines.columns)]).unique(["source", "var", "value"], keep="first").sort("source", "line_no")
 
 
-
 def _env_value(env: pl.DataFrame, var: str) -> str | None:
     rows = env.filter(pl.col("var") == var)
     return rows["value"][-1] if rows.height else None
-
 
 
 # ---------------------------------------------------------------------------- summaries
@@ -174,7 +164,6 @@ def version_summary(comms: pl.DataFrame) -> dict:
         "init_s_max": round_or_none(timings["init_s"].max(), 2) if timings.height else None,
         "init_bootstrap_s_max": round_or_none(timings["bootstrap_s"].max(), 2) if timings.height else None,
     }
-
 
 
 def transport_summary(links: pl.DataFrame, per_comm: pl.DataFrame, env: pl.DataFrame) -> dict:
@@ -199,7 +188,6 @@ def transport_summary(links: pl.DataFrame, per_comm: pl.DataFrame, env: pl.DataF
         "shm_disable": _env_value(env, "NCCL_SHM_DISABLE"),
         "env": {r["var"]: r["value"] for r in env.iter_rows(named=True)},
     }
-
 
 
 def topo_summary(topo: pl.DataFrame) -> dict:

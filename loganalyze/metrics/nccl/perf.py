@@ -20,7 +20,6 @@ TYPE_BYTES = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint6
               "double": 8, "bfloat16": 2, "f8e4m3": 1, "f8e5m2": 1}
 
 
-
 # ---------------------------------------------------------------------------- nccl-tests
 
 def _infer_test() -> pl.Expr:
@@ -30,7 +29,6 @@ def _infer_test() -> pl.Expr:
             .when(pl.col("root") >= 0).then(pl.lit("reduce_perf"))
             .when(pl.col("size") == pl.col("count") * elem).then(pl.lit("all_reduce_perf"))
             .otherwise(pl.lit("reduce_scatter_perf")))
-
 
 
 def perf_rows(perf: pl.DataFrame) -> pl.DataFrame:
@@ -68,9 +66,7 @@ def perf_rows(perf: pl.DataFrame) -> pl.DataFrame:
              "algbw", "busbw", "oop_busbw", "ip_busbw", "oop_wrong", "ip_wrong", "bucket")
 
 
-
 HEADER = ("params", "columns", "test_start", "command", "version")
-
 
 
 def lone_processes(perf: pl.DataFrame) -> pl.DataFrame:
@@ -119,7 +115,6 @@ def lone_processes(perf: pl.DataFrame) -> pl.DataFrame:
     return pl.concat(found).sort("source", "line_no")
 
 
-
 def collapse_size(rows: pl.DataFrame) -> int | None:
     """The smallest size from which busbw stays below COLLAPSE x the best busbw at any smaller size."""
     rows = rows.sort("size").with_columns(best_before=pl.col("busbw").cum_max().shift(1))
@@ -127,7 +122,6 @@ def collapse_size(rows: pl.DataFrame) -> int | None:
     stays = low.with_columns(stays=pl.col("low").reverse().cum_min().reverse())  # low from here to the end
     hit = stays.filter(pl.col("stays") & pl.col("low"))
     return int(hit["size"][0]) if hit.height else None
-
 
 
 def perf_summary(perf: pl.DataFrame) -> dict:
