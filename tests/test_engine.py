@@ -44,6 +44,16 @@ def test_traceback_is_one_event_with_its_error():
     assert ev["kind"] == "exception" and ev["span"] == 4 and "CUDA out of memory" in ev["message"]
 
 
+def test_a_line_no_kind_takes_ends_a_traceback():
+    """An indented line after an unrelated one belongs to that line's story, not to the
+    traceback above it."""
+    lines = ["[2026-01-01 00:00:00 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+             '  File "/x/scheduler.py", line 1, in run', "something no kind takes", "    indented aside"]
+    got = run(lines)
+    assert got.lines["events"] == 2 and got.tables["events"]["span"].to_list() == [2]
+    assert not got.claimed[2:].any()
+
+
 def test_a_mangled_stats_line_is_not_claimed():
     got = run(["Decode batch, nothing useful here"])
     assert got.lines == {} and not got.claimed.any()

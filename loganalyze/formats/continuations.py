@@ -30,13 +30,14 @@ def attach_continuations(frame: pl.DataFrame, fmt: LogFormat) -> pl.DataFrame:
     """Give unclaimed continuation lines (traceback frames, wrapped dumps) to the line above.
 
     A run of consecutive lines that are either a kind's start line or match its
-    continuation pattern belongs to the last start line in the run.
+    continuation pattern belongs to the last start line in the run; any other line, one
+    that no kind took included, ends the run.
     """
     frame = frame.with_columns(owner=pl.lit(None, pl.Int64))
     for kind in fmt.kinds:
         if not kind.continuation:
             continue
-        start = pl.col("kind") == kind.name
+        start = (pl.col("kind") == kind.name).fill_null(False)
         cont = _where_unclaimed(kind.continuation)
         if not (frame["kind"] == kind.name).any():  # no start line: nobody gets an owner
             continue
