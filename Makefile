@@ -23,9 +23,10 @@ demo: install
 
 # Chromium renders the HTML report in tests/test_report.py (Debian's package).
 # The long tests (fault loops, fuzzing at scale) run here too; plain `pytest` skips them.
+# Test files run side by side on every core (pytest-xdist), each file whole on one worker.
 test: install
 	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } || echo "chromium not installed: browser tests will skip"
-	$(BIN)/pytest -q -m "long or not long"
+	$(BIN)/pytest -q -m "long or not long" -n auto --dist loadfile
 
 reports: install
 	$(BIN)/python reports/build.py
