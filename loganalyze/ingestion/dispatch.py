@@ -112,7 +112,10 @@ def stage_tables(staged: Staging, tables: dict[str, list[pl.DataFrame]], lines: 
 
 def read_whole_file(fmt: FileFormat, frame: pl.DataFrame, ctx: Context, staged: Staging,
                     result: SourceResult) -> None:
-    """Structured files (JSON results) are parsed whole; their line counts are checked the same way."""
+    """Structured files (JSON results) are parsed whole; their line counts are checked the same way.
+    A file of blank lines, forced to a format with `--as`, gives the reader nothing to read."""
+    if not frame.height:
+        return
     got = fmt.read(frame, ctx)
     tables = {t: [df] for t, df in got.tables.items()}
     lines = dict(got.lines)
