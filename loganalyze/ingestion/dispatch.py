@@ -17,8 +17,8 @@ from loganalyze.ingestion.results import SourceResult
 from loganalyze.reader import LONG_LINE_BYTES, LONG_LINE_MARK
 from loganalyze.store import Staging
 from loganalyze.formats import glued, wraps
-from loganalyze.formats.parse import Context, parse
-from loganalyze.formats.spec import FileFormat, LogFormat
+from loganalyze.formats.parse import parse
+from loganalyze.formats.spec import Context, FileFormat, LogFormat
 
 
 def parse_batch(frame: pl.DataFrame, primary: LogFormat, ctx: Context) -> tuple[dict[str, list], dict[str, int]]:
