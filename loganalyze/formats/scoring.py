@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from functools import reduce
 from operator import or_
 
 import polars as pl
@@ -32,8 +31,8 @@ def scores(fmts: Sequence[LogFormat], lines: pl.Series) -> list[float]:
     texts = {"text": lines}
     for comments in sorted({not f.hash_lines for f in fmts if f.detect}):
         texts[f"peeled_{comments}"] = leader.peel(lines, comments=comments)
-    hits = [reduce(or_, [pl.col(text).str.contains(mark) for text in ("text", f"peeled_{not f.hash_lines}")
-                         for mark in _marks(tuple(f.detect))]).mean().alias(str(i))
+    hits = [functools.reduce(or_, [pl.col(text).str.contains(mark) for text in ("text", f"peeled_{not f.hash_lines}")
+                                   for mark in _marks(tuple(f.detect))]).mean().alias(str(i))
             for i, f in enumerate(fmts) if f.detect]
     found = pl.DataFrame(texts).select(hits).row(0, named=True) if hits else {}
     return [float(found.get(str(i)) or 0.0) for i in range(len(fmts))]
