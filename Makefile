@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 DEMO_STORE ?= /tmp/loganalyze-demo
 
-.PHONY: install demo test reports bench accuracy
+.PHONY: install demo test reports bench bench-many accuracy
 
 $(BIN)/loganalyze: pyproject.toml loganalyze/formats/_tokenizer.c
 	$(PY) -m venv $(VENV)
@@ -34,6 +34,11 @@ reports: install
 bench: install
 	$(BIN)/pip install -q -r benchmarks/requirements.txt
 	$(BIN)/python benchmarks/ingest.py
+
+# Many small logs (2,000 lines each, SGLang then vLLM): files/s and CPU-ms per file (README, Performance).
+bench-many: install
+	$(BIN)/python benchmarks/many_files.py --files 2000 --lines 2000
+	$(BIN)/python benchmarks/many_files.py --files 1000 --lines 2000 --format vllm
 
 # How right loganalyze is on the real logs of fixtures/real/ and fixtures/engines/ (the README's table).
 accuracy: install

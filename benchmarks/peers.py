@@ -21,8 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_cli(tree: Path | None, args: list[str], sample: Callable[[], int] | None = None) -> dict:
-    """Exit code, wall time, peak RSS (MB, the process's own, from wait4), the last line on
-    stderr when it failed, and the largest value `sample()` gave, read every 0.1 s meanwhile."""
+    """Exit code, wall time, CPU seconds (user + system, from wait4: the process and the worker
+    processes it waited for), peak RSS (MB, the process's own), the last line on stderr when
+    it failed, and the largest value `sample()` gave, read every 0.1 s meanwhile."""
     env = {**os.environ, "PYTHONPATH": str(tree or ROOT)}
     peak, running = [0], [True]
 
@@ -46,5 +47,6 @@ def run_cli(tree: Path | None, args: list[str], sample: Callable[[], int] | None
         err.seek(0)
         message = err.read().decode(errors="replace").strip().splitlines()
     code = os.waitstatus_to_exitcode(status)
-    return {"rc": code, "wall_s": round(wall, 2), "rss_mb": round(usage.ru_maxrss / 1024),
+    return {"rc": code, "wall_s": round(wall, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+            "rss_mb": round(usage.ru_maxrss / 1024),
             "error": message[-1] if message and code else "", "sampled_max": peak[0]}

@@ -15,7 +15,7 @@ import polars as pl
 
 from loganalyze.formats import (bench, bench_json, bench_tables, client_log, nccl, nccl_tests, prometheus,
                                 server_metrics, sglang, vllm)
-from loganalyze.formats.scoring import kind_share, score
+from loganalyze.formats.scoring import kind_share, scores
 from loganalyze.formats.registry import Format, Registry, active, start, using  # noqa: F401 (formats.using)
 from loganalyze.formats.spec import FileFormat, LogFormat
 from loganalyze.formats.tables import CANONICAL
@@ -34,10 +34,13 @@ MIN_OWN = 0.02  # of the sample lines taken by a format's own kinds, for a file 
 MIN_SHARED = 0.3  # ... or access lines and traceback frames (every other line of a traceback), for a file of nothing else
 
 
-def _score(fmt: Format, sample: pl.Series) -> float:
-    if isinstance(fmt, FileFormat):
-        return fmt.sniff("\n".join(sample.to_list()))
-    return score(fmt, sample)
+def _scores(known: dict[str, Format], sample: pl.Series) -> dict[str, float]:
+    """Every format's score: a structured format's sniff of the sample's text, the line
+    formats' share of marked lines, all in one pass (loganalyze/formats/scoring.py `scores`)."""
+    lines = [name for name, fmt in known.items() if isinstance(fmt, LogFormat)]
+    found = dict(zip(lines, scores([known[name] for name in lines], sample)))
+    text = "\n".join(sample.to_list()) if len(found) < len(known) else ""
+    return {name: found[name] if name in found else fmt.sniff(text) for name, fmt in known.items()}
 
 
 # A TOML file's lines: `key = value` (a string, array, table, boolean or number), `[table]`, comments.
@@ -61,20 +64,20 @@ def detect(sample: pl.Series) -> tuple[Format | None, dict[str, float]]:
     known = active().formats
     if settings_file(sample):
         return None, {}
-    scores = {name: _score(fmt, sample) for name, fmt in known.items()}
+    found = _scores(known, sample)
     # An embeddable format (NCCL) is the file's own only when no other format recognises
     # it: with NCCL_DEBUG=INFO its lines can outnumber a server log's own.
-    own = [n for n, s in scores.items() if s >= MIN_SCORE and not getattr(known[n], "embeddable", False)]
+    own = [n for n, s in found.items() if s >= MIN_SCORE and not getattr(known[n], "embeddable", False)]
     # A structured file's sniff checks its shape (a JSON result), a line format only words
     # in it (`sglang` in a bench JSONL): the structured format wins when it recognises the file.
     structured = [n for n in own if isinstance(known[n], FileFormat)]
     if structured or own:
-        return known[max(structured or own, key=lambda n: scores[n])], scores
-    best = max(scores, key=lambda n: scores[n], default=None)
-    if best is not None and scores[best] >= MIN_SCORE:
-        return known[best], scores
+        return known[max(structured or own, key=lambda n: found[n])], found
+    best = max(found, key=lambda n: found[n], default=None)
+    if best is not None and found[best] >= MIN_SCORE:
+        return known[best], found
     mine, shared = by_kinds(sample)
-    return mine or shared, scores
+    return mine or shared, found
 
 
 def by_kinds(sample: pl.Series) -> tuple[Format | None, Format | None]:

@@ -81,15 +81,21 @@ SUFFIX = r"(?:\s+\([\w./-]+\.py:\d+\)|\*\*|`{1,3})$"
 PYSPY_FRAME = r"^\s+(?:[A-Za-z_][\w.]*|<\w+>) \([\w./<>-]+\.py:\d+\)$"
 
 
-def split(text: pl.Series, comments: bool = True) -> pl.DataFrame:
-    """The leader of each line (`lead`, "" where none), its timestamp text and level, and
-    the line without it (`rest`); `# ` is a leader only where `comments`."""
+def _leads(text: pl.Series, comments: bool) -> tuple[pl.DataFrame, pl.Series]:
+    """The leader regex's groups for each line, and its leader ("" where none)."""
     groups = text.str.extract_groups(f"(?P<lead>{LEADER if comments else LEADER_NO_COMMENT})").struct.unnest()
     lead = groups["lead"].fill_null("")
     # A progress bar with nothing after it is the line's message, not its leader.
     alone = strip_suffix(text).str.strip_chars_end().str.len_chars() <= lead.str.strip_chars_end().str.len_chars()
     if alone.any():
         lead = pl.select(pl.when(alone).then(lead.str.replace(f"{BAR}$", "")).otherwise(lead)).to_series()
+    return groups, lead
+
+
+def split(text: pl.Series, comments: bool = True) -> pl.DataFrame:
+    """The leader of each line (`lead`, "" where none), its timestamp text and level, and
+    the line without it (`rest`); `# ` is a leader only where `comments`."""
+    groups, lead = _leads(text, comments)
     return pl.DataFrame({
         "lead": lead,
         "lead_ts": groups["ts"].fill_null(groups["ts__2"]).fill_null(_glog_stamp(groups["ts__3"])),
@@ -117,7 +123,9 @@ def peel(text: pl.Series, comments: bool = True) -> pl.Series:
     at = text.str.contains(START).arg_true()
     if not at.len():
         return strip_suffix(text)
-    return strip_suffix(text).clone().scatter(at, split(text.gather(at), comments)["rest"])
+    some = text.gather(at)
+    rest = strip_suffix(some.str.slice(_leads(some, comments)[1].str.len_chars()))  # split's `rest`, no more
+    return strip_suffix(text).clone().scatter(at, rest)
 
 
 def parse_stamp(stamp: pl.Expr, year: int, base_date: str) -> pl.Expr:

@@ -176,13 +176,25 @@ def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     """`workers` processes for a many-file ingest, kept for all its chunks (each costs about
     half a second of CPU to start). Spawned, not forked: polars' threads do not survive a
     fork; each knows the format files installed here and ends with the ingest, even a killed
-    one (_start_worker)."""
+    one (_start_worker).
+
+    Each worker's polars gets one thread (POLARS_MAX_THREADS, read when polars is imported,
+    so set in the environment the workers are spawned with, unless the user set it): the
+    workers already keep every core busy, and on a small file's frames polars' own threads
+    cost more to hand work to than they save (a quarter of the CPU, docs/speed.md)."""
     import multiprocessing
 
     files = [str(path) for path in formats.active().files.values()]
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_start_worker, initargs=(os.getpid(), files)) as pool:
-        yield pool
+    own = "POLARS_MAX_THREADS" not in os.environ
+    if own:
+        os.environ["POLARS_MAX_THREADS"] = "1"  # this process's polars has its threads already
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=_start_worker, initargs=(os.getpid(), files)) as pool:
+            yield pool
+    finally:
+        if own:
+            os.environ.pop("POLARS_MAX_THREADS", None)
 
 
 def stage_in_processes(pool: ProcessPoolExecutor, store: Store, run: str | None, paths: list[str],

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import CancelledError, ThreadPoolExecutor
+from concurrent.futures import CancelledError, ThreadPoolExecutor, wait
 from dataclasses import replace
 
 import polars as pl
@@ -82,8 +82,7 @@ class Pipeline:
 
     def __init__(self, workers: int, write: Callable):
         self.workers, self.write = workers, write
-        self.parsing = ThreadPoolExecutor(workers, thread_name_prefix="loganalyze-parse")
-        self.writing = ThreadPoolExecutor(1, thread_name_prefix="loganalyze-write")
+        self.parsing, self.writing = _threads(workers)
         self.parsed: deque = deque()
         self.written: deque = deque()
 
@@ -108,5 +107,24 @@ class Pipeline:
 
     def close(self) -> None:
         """Stop: batches not started are dropped, running ones are waited for."""
-        for pool in (self.parsing, self.writing):
-            pool.shutdown(wait=True, cancel_futures=True)
+        futures = [future for future, _ in self.parsed] + list(self.written)
+        for future in futures:
+            future.cancel()
+        wait(futures)
+
+
+_THREADS: dict[int, tuple[ThreadPoolExecutor, ThreadPoolExecutor]] = {}
+_THREADS_LOCK = threading.Lock()
+
+
+def _threads(workers: int) -> tuple[ThreadPoolExecutor, ThreadPoolExecutor]:
+    """The parse threads (`workers` of them) and the write thread, the same for every file
+    this process ingests: polars keeps the regexes it compiled per thread (the last 32), and
+    a file's parsing uses some 15-35, which a fresh thread compiled again for every file, a
+    small file's biggest cost (the prefix and leader regexes take 1-12 ms each;
+    docs/speed.md). Pipelines that run at once share them; each waits only for its own batches."""
+    with _THREADS_LOCK:
+        if workers not in _THREADS:
+            _THREADS[workers] = (ThreadPoolExecutor(workers, thread_name_prefix="loganalyze-parse"),
+                                 ThreadPoolExecutor(1, thread_name_prefix="loganalyze-write"))
+        return _THREADS[workers]

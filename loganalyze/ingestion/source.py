@@ -37,9 +37,12 @@ def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged:
     result: SourceResult | None = None
     whole: list[pl.DataFrame] = []
 
+    def prepared(batch: pl.DataFrame) -> pl.DataFrame:
+        return unwrap(batch.rename({"text": "raw"}).with_columns(text=pl.col("raw")), yr)
+
     def parse_one(batch: pl.DataFrame, context: Context) -> tuple[dict, dict]:
-        frame = unwrap(batch.rename({"text": "raw"}).with_columns(text=pl.col("raw")), yr)
-        return parse_batch(frame, fmt, context)
+        # The first batch comes prepared (it has `raw`) when detection read it whole.
+        return parse_batch(batch if "raw" in batch.columns else prepared(batch), fmt, context)
 
     def write_one(tables: dict, lines: dict) -> None:
         stage_tables(staged, tables, lines, ctx, result)
@@ -52,7 +55,8 @@ def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged:
     try:
         for seq, batch in enumerate(read_batches(src, stats)):
             if result is None:
-                sample = unwrap(batch.head(SAMPLE_LINES), yr)["text"]
+                ready = prepared(batch) if batch.height <= SAMPLE_LINES else None  # unwrapped once, read twice
+                sample = unwrap(batch.head(SAMPLE_LINES), yr)["text"] if ready is None else ready["text"]
                 try:
                     fmt = choose_format(sample, src.path, as_format)
                 except UnknownFormat as e:
@@ -68,6 +72,8 @@ def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged:
             if isinstance(fmt, FileFormat):
                 whole.append(batch)
                 continue
+            if seq == 0 and ready is not None:
+                batch = ready
             at = (stats.bytes_read, stats.lines)
             task = (order.guess, batch, seq) if order else (parse_one, batch, ctx)
             pipeline.submit(*task, done=(lambda at=at: progress(*at)) if progress else None)
