@@ -10,12 +10,14 @@ from __future__ import annotations
 import polars as pl
 
 from loganalyze.diagnosis.base import Case, Finding, extreme_rows
-from loganalyze.diagnosis.kv_pressure import FULL, exported_gauges
+from loganalyze.diagnosis.kv_pressure import FULL, GAUGES, SCRAPES, exported_gauges
+from loganalyze.kinds import kind_in
 
 MIN_CAPPED = 0.05  # fraction of decode intervals at the cap with a queue
 CRITICAL_CAPPED = 0.25  # or more requests waiting than running at some point
 FEW_ROWS = 3  # capped intervals below which an inferred cap has low confidence
 FEW_INTERVALS = 10  # stats lines below which the share at the cap is a small sample (docs/formats-sources.md#vllm-server-logs)
+SCRAPED_CAPPED = 0.25  # share of busy scrapes at the maximum with a queue: the cap is inferred, so more than MIN_CAPPED
 LOWER = {"high": "medium", "medium": "low", "low": "low"}
 
 
@@ -30,7 +32,7 @@ def _recommendation(cap: int, reset: bool, engine_flag: str) -> str:
 def find(ctx: Case) -> list[Finding]:
     c = ctx.metrics.get("concurrency")
     if not c:
-        return _from_gauges(ctx) or _configured_only(ctx, None)
+        return _from_scrapes(ctx) or _from_gauges(ctx) or _configured_only(ctx, None)
     s = c.summary
     if not s["cap"]:
         return []
@@ -79,6 +81,52 @@ def find(ctx: Case) -> list[Finding]:
         evidence=evidence,
         metrics={k: s[k] for k in ("cap", "cap_source", "speculative_reset", "capped_fraction", "queue_max",
                                    "queue_mean_at_cap", "token_usage_max", "running_max")} | sweep_metrics,
+    )]
+
+
+def _from_scrapes(ctx: Case) -> list[Finding]:
+    """No stats lines, but the scrapes themselves (AIPerf's JSONL or Parquet): unlike the summary's
+    statistics they show running and waiting at the same moment. Running at its maximum while
+    requests wait, in SCRAPED_CAPPED of the scrapes where anything runs and in FEW_ROWS scrapes at
+    least (no configuration says the cap, so a maximum a healthy run touches must not pass), with the KV cache never full, is a cap at that maximum, as stats lines would show it."""
+    gauges = ctx.run.table("metrics").filter(kind_in(SCRAPES) & pl.col("name").str.contains(
+        f"{GAUGES['running']}|{GAUGES['waiting']}|{GAUGES['usage']}")).collect()
+    if gauges.height == 0:
+        return []
+    which = pl.when(pl.col("name").str.contains(GAUGES["running"])).then(pl.lit("running")) \
+        .when(pl.col("name").str.contains(GAUGES["waiting"])).then(pl.lit("waiting")).otherwise(pl.lit("usage"))
+    # A scrape held by several files (the JSONL and the Parquet of one run) counts once; engines add up.
+    series = gauges.with_columns(gauge=which).group_by("ts", "gauge", "labels").agg(
+        pl.col("value").max(), pl.col("source").first(), pl.col("line_no").first())
+    wide = series.group_by("ts", "gauge").agg(pl.col("value").sum(), pl.col("source").first(),
+                                             pl.col("line_no").first()) \
+        .pivot(on="gauge", index="ts", values=["value", "source", "line_no"])
+    if not {"value_running", "value_waiting"} <= set(wide.columns):
+        return []
+    busy = wide.filter(pl.col("value_running") > 0)
+    cap = busy["value_running"].max()
+    usage = wide["value_usage"].max() if "value_usage" in wide.columns else None
+    at_cap = busy.filter((pl.col("value_running") == cap) & (pl.col("value_waiting") > 0))
+    if cap is None or at_cap.height < FEW_ROWS or at_cap.height < SCRAPED_CAPPED * busy.height or (usage or 0) >= FULL:
+        return []
+    cap, share = int(cap), at_cap.height / busy.height
+    waiting_max = at_cap["value_waiting"].max()
+    flag = "--max-running-requests" if gauges.filter(pl.col("name").str.starts_with("sglang:")).height else "--max-num-seqs"
+    peak = at_cap.sort("value_waiting", descending=True).head(1)
+    evidence = gauges.filter(pl.col("name").str.contains(GAUGES["waiting"])).join(
+        peak.select(source="source_waiting", line_no="line_no_waiting"), on=["source", "line_no"], how="semi")
+    return [Finding(
+        id="concurrency-cap", severity="warning", title=f"Concurrency capped at {cap}",
+        verdict=(f"AIPerf's scrapes of the server's metrics: running requests at their maximum of {cap} while "
+                 f"requests wait (up to {waiting_max:g}) in {at_cap.height} of the {busy.height} scrapes where "
+                 f"anything runs ({share:.0%}), KV usage at most {usage or 0:.2f}: a cap of {cap} running requests "
+                 "holds them, not memory. No server log here says the configured value (the cap is inferred)."),
+        impact=round(float((at_cap["value_waiting"] / (at_cap["value_waiting"] + cap)).mean()), 2),
+        impact_text="requests wait in the queue while the server runs at the cap",
+        recommendation=_recommendation(cap, False, flag),
+        confidence="medium" if at_cap.height >= FEW_INTERVALS else "low", evidence=ctx.evidence(evidence.head(1)),
+        metrics={"cap": cap, "cap_source": "inferred from the scraped gauges", "capped_fraction": round(share, 2),
+                 "queue_max": waiting_max, "token_usage_max": usage, "running_max": cap},
     )]
 
 
