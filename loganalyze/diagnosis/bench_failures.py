@@ -34,6 +34,7 @@ import polars as pl
 
 from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.diagnosis.bench_evidence import bench_evidence
+from loganalyze.diagnosis.client_bottleneck import client_short
 from loganalyze.kinds import kind_in, kinds
 
 TRACEBACKS = kinds("traceback", "exception")
@@ -169,6 +170,8 @@ def _request_errors(ctx: Case) -> pl.DataFrame:
 
 def _low_concurrency(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
     low = rows.with_columns(ratio=pl.col("achieved") / pl.col("c")).filter(pl.col("ratio") < LOW_ACHIEVED)
+    if (theirs := client_short(ctx)).height:  # the client's own shortfall: client-bottleneck names it
+        low = low.join(theirs.select("source", "line_no"), on=["source", "line_no"], how="anti")
     if low.height == 0:
         return []
     worst = low.sort("ratio").row(0, named=True)
