@@ -171,13 +171,30 @@ def _sweep(ctx: Case) -> tuple[str, dict]:
     sweep = ctx.metrics.get("sweep")
     hit = sweep.frames["levels"].filter(pl.col("cause") == "cap reached") if sweep else None
     if hit is None or hit.height == 0:
-        return "", {}
+        return _rate_sweep(sweep) if sweep and "rate_levels" in sweep.frames else ("", {})
     s, first = sweep.summary, int(hit["c"][0])
     if sweep.frames["levels"].height == 1:  # one benchmark run, no sweep to plateau
         return (f" The benchmark's concurrency of {first} is above the cap.", {"cap_hit_at_c": first})
     plateau = f"plateaus at {s['peak_tok_s']:,.0f} output tok/s from C={s['knee_level']} and " if s["knee_level"] else ""
     return (f" The benchmark sweep {plateau}first hits the cap at C={first}.",
             {"cap_hit_at_c": first, "plateau_from_c": s["knee_level"], "plateau_tok_s": s["peak_tok_s"]})
+
+
+def _rate_sweep(sweep) -> tuple[str, dict]:
+    """A sweep of offered request rates: the rate from which throughput stops rising, what
+    TTFT does beyond it, and the first rate at which the server sat at its cap."""
+    hit = sweep.frames["rate_levels"].filter(pl.col("cause") == "cap reached")
+    if hit.height == 0:
+        return "", {}
+    s, first = sweep.summary, hit["request_rate"][0]
+    plateau = ""
+    if s["rate_knee"] is not None:
+        ttft = (f" (median TTFT {s['ttft_p50_ms_at_rate_knee']:,.0f} ms there, up to "
+                f"{s['ttft_p50_ms_beyond_rate_knee']:,.0f} ms beyond)"
+                if s["ttft_p50_ms_at_rate_knee"] is not None and s["ttft_p50_ms_beyond_rate_knee"] is not None else "")
+        plateau = f"stops rising at {s['rate_peak_tok_s']:,.0f} output tok/s from {s['rate_knee']:g} req/s{ttft} and "
+    return (f" The benchmark's sweep of offered request rates {plateau}first hits the cap at {first:g} req/s.",
+            {"cap_hit_at_rate": first, "plateau_from_rate": s["rate_knee"], "plateau_tok_s": s["rate_peak_tok_s"]})
 
 
 def _spec_48(ctx: Case, cap: int) -> bool:
