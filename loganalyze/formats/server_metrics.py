@@ -352,4 +352,5 @@ FORMAT = FileFormat(
     sniff=sniff,
     read=read,
     releases="AIPerf 0.13",
+    row_kinds=("server_metric", "server_scrape"),
 )

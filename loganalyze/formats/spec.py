@@ -139,3 +139,5 @@ class FileFormat:
     sniff: Callable[[str], float]
     read: Callable[..., "object"]
     releases: str = ""
+    # The kinds its rows carry, where a finder selects them (checked like a LogFormat's kinds, tests/test_vocabulary.py).
+    row_kinds: tuple[str, ...] = ()
