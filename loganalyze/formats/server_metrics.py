@@ -298,8 +298,8 @@ def _parsed(frame: pl.DataFrame, found: list[dict] | pl.DataFrame | None, claime
     if isinstance(found, pl.DataFrame):
         found = found.select(pl.col(c).cast(t) if c in found.columns else pl.lit(None, t).alias(c)
                              for c, t in schema.items()) if found.height else None
-    elif found:
-        found = pl.DataFrame(found, schema=schema)
+    else:
+        found = pl.DataFrame(found, schema=schema) if found else None
     tables = {"metrics": found} if found is not None else {}
     claimed = sorted(set(claimed)) if found is not None else []
     return Parsed(tables=tables, lines={"metrics": len(claimed)} if claimed else {},
