@@ -141,3 +141,13 @@ class FileFormat:
     releases: str = ""
     # The kinds its rows carry, where a finder selects them (checked like a LogFormat's kinds, tests/test_vocabulary.py).
     row_kinds: tuple[str, ...] = ()
+
+
+@dataclass
+class Context:
+    """What a parser needs to know about the source beyond its lines."""
+
+    source: str
+    year: int
+    base_date: str  # YYYY-MM-DD, for logs that print only the time of day
+    state: dict = field(default_factory=dict)
