@@ -648,6 +648,54 @@ def case_guidellm_sweep() -> None:
                    "--max-num-seqs", tables={"bench": 3})
 
 
+def case_aiperf_exports() -> None:
+    c = Case("aiperf-exports")
+    with server(c, *BASE, "--max-num-seqs", "4"):
+        cmd = aiperf_cmd(8, 48, 64, 128) + ["--server-metrics-formats", "json", "csv", "jsonl", "parquet"]
+        client(c, cmd, "aiperf.txt", unset=("HF_HUB_OFFLINE",))
+        scrape(c)
+    write_expected(c, ["concurrency-cap"], ["kv-pressure", "crash", "oom", "hang"], "warning",
+                   "AIPerf at --concurrency 8 against --max-num-seqs 4, 64+128 tokens, every server-metrics "
+                   "export AIPerf 0.13 writes (--server-metrics-formats json csv jsonl parquet): the per-scrape "
+                   "server_metrics_export.jsonl and the Parquet time series hold the running gauge at 4 while "
+                   "requests wait, KV usage low: a configured cap; fix: raise --max-num-seqs",
+                   tables={"bench_requests": 48})
+
+
+def case_guidellm_rate_sweep() -> None:
+    c = Case("guidellm-rate-sweep")
+    with server(c, *BASE, "--max-num-seqs", "2"):
+        cmd = [str(GUIDELLM_VENV / "bin" / "guidellm"), "run",
+               "--backend", f"kind=openai_http,target={URL},model={SERVED}",
+               "--profile", "kind=constant,rate=1", "--override", "profile.rate", "0.5,1,2,4",
+               "--constraint", "kind=max_duration,seconds=12",
+               "--data", "kind=synthetic_text,prompt_tokens=64,output_tokens=256",
+               "--tokenizer", f"kind=huggingface_auto,model={MODEL}",
+               "--output", "kind=json,path=benchmarks.json", "--output", "kind=csv,path=benchmarks.csv"]
+        client(c, cmd, "guidellm.txt", env={"HF_HUB_OFFLINE": "1"}, timeout=420)
+        scrape(c)
+    write_expected(c, ["concurrency-cap"], ["kv-pressure", "crash", "oom", "hang"], "warning",
+                   "GuideLLM constant-rate sweep 0.5, 1, 2, 4 requests/s (12 s each) against --max-num-seqs 2 "
+                   "with 256-token outputs: output throughput rises with the offered rate until the server's "
+                   "cap of 2 running holds it, then stays flat while TTFT climbs and requests wait; fix: raise "
+                   "--max-num-seqs", tables={"bench": 4})
+
+
+def case_aiperf_client_limited() -> None:
+    c = Case("aiperf-client-limited")
+    with server(c, *BASE, "--max-num-seqs", "128"):
+        client(c, aiperf_cmd(64, 320, 32, 8), "aiperf.txt", unset=("HF_HUB_OFFLINE",))
+        scrape(c)
+    # Written from the recording (aiperf.txt, profile_export_aiperf.json, server.log), not from loganalyze.
+    write_expected(c, ["client-bottleneck"], ["concurrency-cap", "kv-pressure", "crash", "oom", "hang",
+                                              "bench-failures"], "warning",
+                   "AIPerf at --concurrency 64, 32+8 tokens, 320 requests, against --max-num-seqs 128 on 2 shared "
+                   "cores: AIPerf's own Effective Concurrency is 48.3 on average (p50 55) of the 64 it was asked "
+                   "to hold, and its credit-to-start latency (its delay before a request starts) averages 194 ms, "
+                   "up to 835 ms; the server never queued (Waiting 0 in every stats line) and ran 12-45: the "
+                   "client did not keep its load in flight, the server had room", tables={"bench_requests": 320})
+
+
 CASES = {
     "capped": case_capped, "healthy": case_healthy, "kv-pressure": case_kv_pressure,
     "ngram-pays": case_ngram_pays, "ngram-no-drafts": case_ngram_no_drafts,
@@ -657,7 +705,8 @@ CASES = {
     "aiperf-kv-pressure": case_aiperf_kv_pressure, "capped-10s": case_capped_10s, "healthy-10s": case_healthy_10s,
     "rate-limited": case_rate_limited, "prefix-cache": case_prefix_cache, "chunked-prefill": case_chunked_prefill,
     "engine-killed-aiperf": case_engine_killed_aiperf, "guidellm-sweep": case_guidellm_sweep,
-    "aiperf-capped": case_aiperf_capped,
+    "aiperf-capped": case_aiperf_capped, "aiperf-exports": case_aiperf_exports,
+    "guidellm-rate-sweep": case_guidellm_rate_sweep, "aiperf-client-limited": case_aiperf_client_limited,
 }
 
 

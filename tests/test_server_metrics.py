@@ -139,3 +139,40 @@ def test_aiperf_scrapes_jsonl_is_one_row_per_sample(ingest_one):
     ttft = rows.filter(pl.col("name") == "dynamo_frontend_time_to_first_token_seconds_bucket")
     assert ttft.filter(pl.col("labels").str.contains('le="0.1"'))["value"].to_list() == [835.0]
     assert rows.filter(pl.col("name") == "dynamo_component_request_duration_seconds_count")["value"].to_list() == [360.0]
+
+
+EXPORTS = VLLM / "aiperf-exports" / "artifacts" / "server_metrics_export"
+
+
+def test_the_parquet_export_is_one_row_per_sample(ingest_one):
+    """AIPerf 0.13's server_metrics_export.parquet (--server-metrics-formats parquet) of the capped
+    run: its 8,390 rows are 8,390 lines, each a `metrics` row as the JSONL's sample would be."""
+    result, run = ingest_one(EXPORTS.with_suffix(".parquet"))
+    (source,) = result.sources
+    assert (source.format, source.lines, source.lines_by_table) == ("server-metrics", 8390, {"metrics": 8390})
+    rows = run.table("metrics").collect()
+    running = rows.filter(pl.col("name") == "vllm:num_requests_running").sort("ts")
+    assert running["value"].to_list()[:5] == [0.0, 0.0, 1.0, 4.0, 4.0] and running["labels"][0] == SERIES
+    assert (running["metric_type"][0], running["endpoint"][0], running["kind"][0]) == ("gauge", "127.0.0.1:8000",
+                                                                                      "server_scrape")
+    assert str(running["ts"][0]) == "2026-12-02 04:09:01.965977"
+    latency = rows.filter(pl.col("name").str.starts_with("vllm:e2e_request_latency_seconds_"))
+    last = latency.filter(pl.col("ts") == latency["ts"].max())
+    assert last.filter(pl.col("name").str.ends_with("_count"))["value"].to_list() == [48.0]
+    assert last.filter(pl.col("labels").str.contains('le="\\+Inf"'))["value"].to_list() == [48.0]
+
+
+def test_scrapes_alone_show_a_cap_at_the_moments_requests_wait(ingest_one):
+    """The Parquet and the JSONL of one run (the same scrapes twice): running 4 with 4 waiting in 11
+    of the 20 busy scrapes, counted once; the summary's p50 of waiting (0) could not show it."""
+    _, run = ingest_one(EXPORTS.with_suffix(".parquet"), EXPORTS.with_suffix(".jsonl"))
+    (cap,) = diagnose(run)
+    assert (cap.id, cap.metrics["cap"], cap.metrics["capped_fraction"]) == ("concurrency-cap", 4, 0.55)
+    assert "in 11 of the 20 scrapes where anything runs" in cap.verdict and "--max-num-seqs above 4" in cap.recommendation
+
+
+def test_a_cut_parquet_file_is_a_one_line_error(ingest_one, tmp_path):
+    cut = tmp_path / "server_metrics_export.parquet"
+    cut.write_bytes(EXPORTS.with_suffix(".parquet").read_bytes()[:20000])
+    with pytest.raises(la.LoganalyzeError, match="not a readable Parquet file"):
+        ingest_one(cut)

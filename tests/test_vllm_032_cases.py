@@ -86,3 +86,32 @@ def test_a_cases_labels_file_is_no_log():
     log = pl.Series((VLLM / "unclean-shutdown" / "server.log").read_text().splitlines()[:200])
     prom = pl.Series((VLLM / "unclean-shutdown" / "metrics.prom").read_text().splitlines()[:200])
     assert not formats.settings_file(log) and not formats.settings_file(prom)
+
+
+def test_a_rate_sweep_knee_is_where_throughput_stops_rising(ingest_one):
+    """GuideLLM constant rates 0.5, 1, 2, 4 req/s against --max-num-seqs 2: 128, 251, 226, 153 output
+    tok/s; median TTFT 248 ms at 1 req/s, 3.1 s and 12.2 s beyond; from 2 req/s Running sits at 2
+    while up to 34 wait. The console alone gives the knee; the server log names the cap."""
+    case = VLLM / "guidellm-rate-sweep"
+    _, run = ingest_one(case / "guidellm.txt", name="client")
+    (over,) = [f for f in diagnose(run) if f.id == "bench-overload"]
+    assert "offered rates (0.5, 1, 2, 4 req/s) output throughput stops rising at 251 tok/s from 1 req/s" in over.verdict
+    assert "max-num-seqs" not in over.verdict and over.metrics["rate_knee"] == 1.0
+    _, run = ingest_one(case / "server.log", case / "guidellm.txt", case / "benchmarks.json", case / "benchmarks.csv")
+    (cap,) = [f for f in diagnose(run) if f.id == "concurrency-cap"]
+    assert cap.metrics["cap"] == 2 and cap.metrics["cap_hit_at_rate"] == 2.0 and cap.metrics["plateau_from_rate"] == 1.0
+    assert ("sweep of offered request rates stops rising at 251 output tok/s from 1 req/s (median TTFT 248 ms there, "
+            "up to 12,247 ms beyond) and first hits the cap at 2 req/s") in cap.verdict
+
+
+def test_aiperf_short_of_its_concurrency_with_an_idle_server_is_the_client(ingest_one):
+    """AIPerf --concurrency 64 held 48.3 on average; the server (--max-num-seqs 128) never queued."""
+    case = VLLM / "aiperf-client-limited"
+    _, run = ingest_one(case / "server.log", case / "artifacts" / "profile_export_aiperf.json")
+    (short,) = [f for f in diagnose(run) if f.id == "client-bottleneck"]
+    assert short.metrics == {"requested": 64, "achieved": 48.33, "server_running_max": 45}
+    assert "held 48.3 on average (its effective concurrency, 76%)" in short.verdict
+    # Capped at the server: AIPerf's 16 were in flight, 12 of them waiting there.
+    case = VLLM / "aiperf-capped"
+    _, run = ingest_one(case / "server.log", case / "artifacts" / "profile_export_aiperf.json", name="capped")
+    assert not [f for f in diagnose(run) if f.id == "client-bottleneck"]

@@ -1,7 +1,8 @@
 """Every kind name that metrics and diagnosis read is declared by some built-in format.
 
 The names come from loganalyze/kinds.py, where each module registers the kinds it reads
-when it is imported; the declarations are the formats' own kinds (formats.FORMATS).
+when it is imported; the declarations are the formats' own kinds (formats.FORMATS; a whole-file
+format names the kinds its rows carry).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from loganalyze.formats.spec import LogFormat
 
 
 def declared() -> set[str]:
-    return {k.name for fmt in formats.FORMATS.values() if isinstance(fmt, LogFormat) for k in fmt.kinds}
+    return {name for fmt in formats.FORMATS.values()
+            for name in ([k.name for k in fmt.kinds] if isinstance(fmt, LogFormat) else fmt.row_kinds)}
 
 
 def test_every_kind_read_is_declared_by_a_format():

@@ -34,6 +34,7 @@ import polars as pl
 
 from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.diagnosis.bench_evidence import bench_evidence
+from loganalyze.diagnosis.client_bottleneck import client_short
 from loganalyze.kinds import kind_in, kinds
 
 TRACEBACKS = kinds("traceback", "exception")
@@ -169,6 +170,8 @@ def _request_errors(ctx: Case) -> pl.DataFrame:
 
 def _low_concurrency(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
     low = rows.with_columns(ratio=pl.col("achieved") / pl.col("c")).filter(pl.col("ratio") < LOW_ACHIEVED)
+    if (theirs := client_short(ctx)).height:  # the client's own shortfall: client-bottleneck names it
+        low = low.join(theirs.select("source", "line_no"), on=["source", "line_no"], how="anti")
     if low.height == 0:
         return []
     worst = low.sort("ratio").row(0, named=True)
@@ -255,13 +258,14 @@ def _overload(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
     worst = over.sort("ttft_mean", descending=True, nulls_last=True).row(0, named=True)
     offered = _offered(worst)
     ttft = f"; mean TTFT {worst['ttft_mean'] / 1000:.1f} s is mostly time in the queue" if worst["ttft_mean"] else ""
+    knee_text, knee = _rate_knee(ctx)
     return [Finding(
         id="bench-overload",
         severity="warning",
         title="Benchmark offered more load than the server serves",
         verdict=(f"The client offered {offered} while the server completed {worst['request_throughput']:g} "
                  f"requests/s{ttft}. Throughput is the server's saturated capacity and latencies measure queueing, "
-                 "not the speed of one request."),
+                 "not the speed of one request." + knee_text),
         impact=0.0,
         impact_text="latency figures describe the queue, not the server's speed",
         recommendation=("Sweep --max-concurrency (1, 2, 4 ... 128) or request rates below the measured throughput to "
@@ -270,8 +274,25 @@ def _overload(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
         confidence="low" if worst["request_rate"] is None and "in flight" not in offered else "medium",
         evidence=bench_evidence(ctx.run, worst, "request_rate", "request_throughput", "ttft_mean", "peak_concurrency"),
         metrics={"request_rate": worst["request_rate"], "request_throughput": worst["request_throughput"],
-                 "ttft_mean_ms": worst["ttft_mean"]},
+                 "ttft_mean_ms": worst["ttft_mean"]} | ({"rate_knee": knee} if knee is not None else {}),
     )]
+
+
+def _rate_knee(ctx: Case) -> tuple[str, float | None]:
+    """Where a sweep of offered rates stops gaining throughput (loganalyze/metrics/sweep.py):
+    the load the server sustains, from the client's numbers alone; which server limit holds
+    it there is for the server's log to say (concurrency-cap, kv-pressure)."""
+    sweep = ctx.metrics.get("sweep")
+    s = sweep.summary if sweep else {}
+    if s.get("rate_knee") is None:
+        return "", None
+    rates = ", ".join(f"{r:g}" for r in s["rate_levels"])
+    ttft = (f"; median TTFT {s['ttft_p50_ms_at_rate_knee']:,.0f} ms there, up to {s['ttft_p50_ms_beyond_rate_knee']:,.0f} "
+            "ms beyond" if s["ttft_p50_ms_at_rate_knee"] is not None and s["ttft_p50_ms_beyond_rate_knee"] is not None
+            else "")
+    return (f" Across the sweep's offered rates ({rates} req/s) output throughput stops rising at "
+            f"{s['rate_peak_tok_s']:,.0f} tok/s from {s['rate_knee']:g} req/s{ttft}: about what the server sustains.",
+            s["rate_knee"])
 
 
 def _usage_error(ctx: Case) -> list[Finding]:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import polars as pl
 
 from loganalyze.diagnosis.base import Case, Finding, extreme_rows
-from loganalyze.diagnosis.kv_pressure import FULL, exported_gauges
+from loganalyze.diagnosis.kv_pressure import FULL, GAUGES, SCRAPES, exported_gauges
+from loganalyze.kinds import kind_in
 
 MIN_CAPPED = 0.05  # fraction of decode intervals at the cap with a queue
 CRITICAL_CAPPED = 0.25  # or more requests waiting than running at some point
 FEW_ROWS = 3  # capped intervals below which an inferred cap has low confidence
 FEW_INTERVALS = 10  # stats lines below which the share at the cap is a small sample (docs/formats-sources.md#vllm-server-logs)
+SCRAPED_CAPPED = 0.25  # share of busy scrapes at the maximum with a queue: the cap is inferred, so more than MIN_CAPPED
 LOWER = {"high": "medium", "medium": "low", "low": "low"}
 
 
@@ -30,7 +32,7 @@ def _recommendation(cap: int, reset: bool, engine_flag: str) -> str:
 def find(ctx: Case) -> list[Finding]:
     c = ctx.metrics.get("concurrency")
     if not c:
-        return _from_gauges(ctx) or _configured_only(ctx, None)
+        return _from_scrapes(ctx) or _from_gauges(ctx) or _configured_only(ctx, None)
     s = c.summary
     if not s["cap"]:
         return []
@@ -82,6 +84,52 @@ def find(ctx: Case) -> list[Finding]:
     )]
 
 
+def _from_scrapes(ctx: Case) -> list[Finding]:
+    """No stats lines, but the scrapes themselves (AIPerf's JSONL or Parquet): unlike the summary's
+    statistics they show running and waiting at the same moment. Running at its maximum while
+    requests wait, in SCRAPED_CAPPED of the scrapes where anything runs and in FEW_ROWS scrapes at
+    least (no configuration says the cap, so a maximum a healthy run touches must not pass), with the KV cache never full, is a cap at that maximum, as stats lines would show it."""
+    gauges = ctx.run.table("metrics").filter(kind_in(SCRAPES) & pl.col("name").str.contains(
+        f"{GAUGES['running']}|{GAUGES['waiting']}|{GAUGES['usage']}")).collect()
+    if gauges.height == 0:
+        return []
+    which = pl.when(pl.col("name").str.contains(GAUGES["running"])).then(pl.lit("running")) \
+        .when(pl.col("name").str.contains(GAUGES["waiting"])).then(pl.lit("waiting")).otherwise(pl.lit("usage"))
+    # A scrape held by several files (the JSONL and the Parquet of one run) counts once; engines add up.
+    series = gauges.with_columns(gauge=which).group_by("ts", "gauge", "labels").agg(
+        pl.col("value").max(), pl.col("source").first(), pl.col("line_no").first())
+    wide = series.group_by("ts", "gauge").agg(pl.col("value").sum(), pl.col("source").first(),
+                                             pl.col("line_no").first()) \
+        .pivot(on="gauge", index="ts", values=["value", "source", "line_no"])
+    if not {"value_running", "value_waiting"} <= set(wide.columns):
+        return []
+    busy = wide.filter(pl.col("value_running") > 0)
+    cap = busy["value_running"].max()
+    usage = wide["value_usage"].max() if "value_usage" in wide.columns else None
+    at_cap = busy.filter((pl.col("value_running") == cap) & (pl.col("value_waiting") > 0))
+    if cap is None or at_cap.height < FEW_ROWS or at_cap.height < SCRAPED_CAPPED * busy.height or (usage or 0) >= FULL:
+        return []
+    cap, share = int(cap), at_cap.height / busy.height
+    waiting_max = at_cap["value_waiting"].max()
+    flag = "--max-running-requests" if gauges.filter(pl.col("name").str.starts_with("sglang:")).height else "--max-num-seqs"
+    peak = at_cap.sort("value_waiting", descending=True).head(1)
+    evidence = gauges.filter(pl.col("name").str.contains(GAUGES["waiting"])).join(
+        peak.select(source="source_waiting", line_no="line_no_waiting"), on=["source", "line_no"], how="semi")
+    return [Finding(
+        id="concurrency-cap", severity="warning", title=f"Concurrency capped at {cap}",
+        verdict=(f"AIPerf's scrapes of the server's metrics: running requests at their maximum of {cap} while "
+                 f"requests wait (up to {waiting_max:g}) in {at_cap.height} of the {busy.height} scrapes where "
+                 f"anything runs ({share:.0%}), KV usage at most {usage or 0:.2f}: a cap of {cap} running requests "
+                 "holds them, not memory. No server log here says the configured value (the cap is inferred)."),
+        impact=round(float((at_cap["value_waiting"] / (at_cap["value_waiting"] + cap)).mean()), 2),
+        impact_text="requests wait in the queue while the server runs at the cap",
+        recommendation=_recommendation(cap, False, flag),
+        confidence="medium" if at_cap.height >= FEW_INTERVALS else "low", evidence=ctx.evidence(evidence.head(1)),
+        metrics={"cap": cap, "cap_source": "inferred from the scraped gauges", "capped_fraction": round(share, 2),
+                 "queue_max": waiting_max, "token_usage_max": usage, "running_max": cap},
+    )]
+
+
 def _from_gauges(ctx: Case) -> list[Finding]:
     """No stats lines, but AIPerf's server-metrics export: `running` at its maximum in half of
     its scrapes or more (p50 = max) while requests wait in half of them (waiting p50 > 0) and
@@ -123,13 +171,30 @@ def _sweep(ctx: Case) -> tuple[str, dict]:
     sweep = ctx.metrics.get("sweep")
     hit = sweep.frames["levels"].filter(pl.col("cause") == "cap reached") if sweep else None
     if hit is None or hit.height == 0:
-        return "", {}
+        return _rate_sweep(sweep) if sweep and "rate_levels" in sweep.frames else ("", {})
     s, first = sweep.summary, int(hit["c"][0])
     if sweep.frames["levels"].height == 1:  # one benchmark run, no sweep to plateau
         return (f" The benchmark's concurrency of {first} is above the cap.", {"cap_hit_at_c": first})
     plateau = f"plateaus at {s['peak_tok_s']:,.0f} output tok/s from C={s['knee_level']} and " if s["knee_level"] else ""
     return (f" The benchmark sweep {plateau}first hits the cap at C={first}.",
             {"cap_hit_at_c": first, "plateau_from_c": s["knee_level"], "plateau_tok_s": s["peak_tok_s"]})
+
+
+def _rate_sweep(sweep) -> tuple[str, dict]:
+    """A sweep of offered request rates: the rate from which throughput stops rising, what
+    TTFT does beyond it, and the first rate at which the server sat at its cap."""
+    hit = sweep.frames["rate_levels"].filter(pl.col("cause") == "cap reached")
+    if hit.height == 0:
+        return "", {}
+    s, first = sweep.summary, hit["request_rate"][0]
+    plateau = ""
+    if s["rate_knee"] is not None:
+        ttft = (f" (median TTFT {s['ttft_p50_ms_at_rate_knee']:,.0f} ms there, up to "
+                f"{s['ttft_p50_ms_beyond_rate_knee']:,.0f} ms beyond)"
+                if s["ttft_p50_ms_at_rate_knee"] is not None and s["ttft_p50_ms_beyond_rate_knee"] is not None else "")
+        plateau = f"stops rising at {s['rate_peak_tok_s']:,.0f} output tok/s from {s['rate_knee']:g} req/s{ttft} and "
+    return (f" The benchmark's sweep of offered request rates {plateau}first hits the cap at {first:g} req/s.",
+            {"cap_hit_at_rate": first, "plateau_from_rate": s["rate_knee"], "plateau_tok_s": s["rate_peak_tok_s"]})
 
 
 def _spec_48(ctx: Case, cap: int) -> bool:

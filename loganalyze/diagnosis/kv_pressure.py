@@ -8,7 +8,8 @@ in 30 % of intervals; retraction or preemption lines; a preemption counter in a
 preemptions); requests waiting while the
 cache is full (two such intervals, or one in ten). Where no stats line shows the run (a user
 with only AIPerf's artifacts), the gauges of AIPerf's server-metrics export stand in for
-them: their percentiles bound the share of samples at 0.9+ from below
+them: their percentiles bound the share of samples at 0.9+ from below; its JSONL or
+Parquet (the scrapes themselves) give the same statistics, computed here
 (docs/formats-sources.md#server-metrics).
 """
 
@@ -23,6 +24,7 @@ NEAR_FULL_SHARE = 0.3
 FULL = 0.9
 WAITING_FULL = 2  # intervals with requests waiting on a full cache ...
 WAITING_FULL_SHARE = 0.1  # ... or this share of them
+SCRAPES = kinds("server_scrape")  # AIPerf's JSONL and Parquet: the scrapes over the run (formats/server_metrics.py)
 EVICTION_KINDS = kinds("retraction", "preemption")  # SGLang's "KV cache pool is full. Retract requests." is a retraction
 COUNTERS = r"^(?:vllm:num_preemptions(?:_total)?|sglang:num_retracted_reqs(?:_total)?)$"
 GAUGES = {"usage": r"^(?:vllm:kv_cache_usage_perc|vllm:gpu_cache_usage_perc|sglang:token_usage)$",
@@ -52,8 +54,10 @@ def exported_gauges(ctx: Case) -> dict | None:
     they cannot say that requests waited at the moments the cache was full."""
     if "metrics" not in ctx.run.tables():
         return None
-    rows = ctx.run.table("metrics").filter(pl.col("stat").is_not_null()
-                                           & pl.col("name").str.contains("|".join(GAUGES.values()))).collect()
+    gauges = ctx.run.table("metrics").filter(pl.col("name").str.contains("|".join(GAUGES.values())))
+    rows = gauges.filter(pl.col("stat").is_not_null()).collect()
+    if rows.height == 0:
+        rows = scrape_stats(gauges.filter(kind_in(SCRAPES)).collect())
     usage = rows.filter(pl.col("name").str.contains(GAUGES["usage"]))
     if usage.height == 0:
         return None
@@ -71,6 +75,21 @@ def exported_gauges(ctx: Case) -> dict | None:
             "running_max": stat("running", "max"),
             "running_p50": stat("running", "p50"), "waiting_p50": stat("waiting", "p50"),
             "evidence": evidence.select("source", "line_no", "raw")}
+
+
+def scrape_stats(samples: pl.DataFrame) -> pl.DataFrame:
+    """The statistics AIPerf's summary export gives (max, p1-p99), computed over the scrapes
+    themselves (its JSONL or Parquet, one sample per gauge series and scrape), so the same
+    rules read either; `max`'s row is the scrape that holds the maximum, as evidence."""
+    if samples.height == 0:
+        return samples.select("name", "stat", "value", "source", "line_no", "raw")
+    levels = (1, 5, 10, 25, 50, 75, 90, 95, 99)
+    per_name = samples.group_by("name").agg(
+        *(pl.col("value").quantile(q / 100, interpolation="nearest").alias(f"p{q}") for q in levels))
+    stats = per_name.unpivot(index="name", variable_name="stat", value_name="value")
+    top = samples.sort("value", "line_no", descending=[True, False]).unique("name", keep="first") \
+        .select("name", stat=pl.lit("max"), value="value", source="source", line_no="line_no", raw="raw")
+    return pl.concat([top, stats], how="diagonal_relaxed")
 
 
 def _gauge_verdict(g: dict) -> str:

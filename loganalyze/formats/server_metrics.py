@@ -24,6 +24,15 @@ The JSONL (`--server-metrics-formats jsonl`) is one scrape of one endpoint a lin
 summary's quantiles). Each sample is a row as a `/metrics` scrape's would be
 (loganalyze/formats/prometheus.py): `ts` and `scrape_ts_ms` the scrape's time, a histogram's
 buckets `<name>_bucket` rows with their `le`, its `<name>_sum` and `<name>_count`.
+
+The Parquet (`--server-metrics-formats parquet`) is the same scrapes as a table, one sample a
+row: `endpoint_url`, `metric_name`, `metric_type`, `unit`, `description`, `timestamp_ns`, a
+column per label, `value`, and for a histogram one row per bucket (`bucket_le`,
+`bucket_count`, the series' `sum` and `count` repeated). The reader hands its rows over as
+lines of JSON (loganalyze/reader.py); each row is a `metrics` row as the JSONL's sample would
+be, a bucket row a `<name>_bucket` row with its `le`, and the `+Inf` row also gives `<name>_sum`
+and `<name>_count`. AIPerf writes a counter as its increase since the first scrape of the
+profiling phase, not since the server started (docs/formats-sources.md#server-metrics).
 """
 
 from __future__ import annotations
@@ -185,6 +194,8 @@ def _when(text: object) -> datetime | None:
 SCRAPE = re.compile(r'^\{"(?:endpoint_url|timestamp_ns)":')
 # A histogram's buckets: `histogram` in the releases of the real line (bench/93), `buckets` in later docs.
 BUCKETS = ("histogram", "buckets")
+# A row of the Parquet export, as the reader gives it: its endpoint, then its metric's name.
+SERIES_ROW = re.compile(r'^\{"endpoint_url":"[^"]*","metric_name":')
 QUANTILES = ("summary", "quantiles")
 
 
@@ -232,10 +243,65 @@ def scrapes(frame: pl.DataFrame) -> tuple[list[dict], list[int]]:
     return out, claimed
 
 
-def _parsed(frame: pl.DataFrame, found: list[dict], claimed: list[int]) -> Parsed:
+# The Parquet export's own columns; every other column is a label (AIPerf's ServerMetricsParquetExporter).
+SERIES_COLUMNS = ("endpoint_url", "metric_name", "metric_type", "unit", "description", "timestamp_ns", "value", "sum",
+                  "count", "bucket_le", "bucket_count")
+
+
+def series_rows(frame: pl.DataFrame) -> tuple[pl.DataFrame | None, list[int]]:
+    """The `metrics` rows of the Parquet export's rows (each a line of JSON), and the lines
+    read; a line that is no such row (cut short, another object) is not read."""
+    whole = frame.filter(pl.col("text").str.starts_with('{"') & pl.col("text").str.ends_with("}"))
+    keys = whole.select(pl.col("text").str.extract_all(r'"([A-Za-z_][A-Za-z0-9_.:-]*)":').explode()
+                        .str.slice(1).str.strip_suffix('":').unique().sort())["text"].drop_nulls().to_list()
+    numbers = {"timestamp_ns": pl.Int64, "value": pl.Float64, "sum": pl.Float64, "count": pl.Float64,
+               "bucket_count": pl.Float64}
+    dtype = pl.Struct([pl.Field(k, numbers.get(k, pl.String)) for k in keys])
+    try:
+        rows = whole.select("line_no", "text", row=pl.col("text").str.json_decode(dtype)).unnest("row")
+    except pl.exceptions.PolarsError:  # a line that is no JSON object after all
+        return None, []
+    needed = ("metric_name", "timestamp_ns")
+    if any(c not in rows.columns for c in needed):
+        return None, []
+    rows = rows.filter(pl.col("metric_name").is_not_null() & pl.col("timestamp_ns").is_not_null())
+    rows = rows.with_columns(*(pl.lit(None, pl.Float64).alias(c) for c in ("value", "sum", "count", "bucket_count")
+                               if c not in rows.columns),
+                             *(pl.lit(None, pl.String).alias(c) for c in ("endpoint_url", "metric_type", "description",
+                                                                          "bucket_le") if c not in rows.columns))
+    labels = sorted(c for c in rows.columns if c not in SERIES_COLUMNS and c not in ("line_no", "text"))
+    rows = rows.with_columns(le=pl.col("bucket_le"))
+
+    def label_expr(keys: list[str]) -> pl.Expr:
+        pairs = [pl.when(pl.col(k).is_not_null()).then(pl.format('{}="{}"', pl.lit(k), pl.col(k).cast(pl.String)))
+                 for k in keys]
+        return pl.concat_str(pairs, separator=",", ignore_nulls=True) if pairs else pl.lit("")
+
+    ns = pl.col("timestamp_ns").cast(pl.Int64)
+    base = dict(line_no="line_no", raw="text", kind=pl.lit("server_scrape"), metric_type="metric_type",
+                help="description", endpoint=pl.col("endpoint_url").str.replace(r"^\w+://", "").str.replace(r"/metrics$", ""),
+                ts=pl.from_epoch(ns // 1000, time_unit="us"), scrape_ts_ms=ns / 1e6)
+    bucket = pl.col("bucket_le").is_not_null()
+    plain = rows.filter(~bucket & pl.col("value").is_not_null()).select(
+        **base, name="metric_name", labels=label_expr(labels), value="value")
+    buckets = rows.filter(bucket & pl.col("bucket_count").is_not_null()).select(
+        **base, name=pl.col("metric_name") + "_bucket", labels=label_expr(sorted([*labels, "le"])), value="bucket_count")
+    totals = [rows.filter(pl.col("bucket_le") == "+Inf").select(
+        **base, name=pl.col("metric_name") + f"_{part}", labels=label_expr(labels), value=part)
+        .filter(pl.col("value").is_not_null()) for part in ("sum", "count")]
+    out = pl.concat([plain, buckets, *totals], how="vertical_relaxed").sort("line_no", maintain_order=True)
+    return out, rows["line_no"].to_list()
+
+
+def _parsed(frame: pl.DataFrame, found: list[dict] | pl.DataFrame | None, claimed: list[int]) -> Parsed:
     schema = {c: t for c, t in PROMETHEUS_TABLES["metrics"].items() if c != "source"}
-    tables = {"metrics": pl.DataFrame(found, schema=schema)} if found else {}
-    claimed = sorted(set(claimed)) if found else []
+    if isinstance(found, pl.DataFrame):
+        found = found.select(pl.col(c).cast(t) if c in found.columns else pl.lit(None, t).alias(c)
+                             for c, t in schema.items()) if found.height else None
+    else:
+        found = pl.DataFrame(found, schema=schema) if found else None
+    tables = {"metrics": found} if found is not None else {}
+    claimed = sorted(set(claimed)) if found is not None else []
     return Parsed(tables=tables, lines={"metrics": len(claimed)} if claimed else {},
                   claimed=frame["line_no"].is_in(claimed), claimed_lines=pl.Series(claimed, dtype=pl.Int64))
 
@@ -243,6 +309,8 @@ def _parsed(frame: pl.DataFrame, found: list[dict], claimed: list[int]) -> Parse
 def read(frame: pl.DataFrame, ctx: Context) -> Parsed:
     texts, numbers = frame["text"].to_list(), frame["line_no"].to_list()
     since = until = None
+    if SERIES_ROW.match(texts[0].lstrip()):
+        return _parsed(frame, *series_rows(frame))
     if SCRAPE.match(texts[0].lstrip()):
         return _parsed(frame, *scrapes(frame))
     if texts[0].lstrip().startswith("{"):
@@ -262,11 +330,14 @@ def read(frame: pl.DataFrame, ctx: Context) -> Parsed:
 
 def sniff(head: str) -> float:
     """AIPerf's server-metrics JSON (its summary names the scraped endpoints), JSONL (a scrape
-    a line: its endpoint, its time in ns and its metrics) or CSV (its title comment, or a
+    a line: its endpoint, its time in ns and its metrics), Parquet (a sample a row: its
+    endpoint, metric name and time in ns) or CSV (its title comment, or a
     section header `Endpoint,Type,Metric,Unit,...`)."""
     if head.lstrip().startswith("{") and '"endpoints_configured"' in head and '"metrics"' in head:
         return 1.0
     if SCRAPE.match(head.lstrip()) and '"timestamp_ns":' in head and '"metrics":' in head:
+        return 1.0
+    if SERIES_ROW.match(head.lstrip()) and '"timestamp_ns":' in head:
         return 1.0
     first = next((line for line in head.split("\n") if line.strip()), "")
     if first.startswith(CSV_TITLE) or re.match(r"^Endpoint,Type,Metric,Unit,", first):
@@ -276,8 +347,10 @@ def sniff(head: str) -> float:
 
 FORMAT = FileFormat(
     name="server-metrics",
-    description="AIPerf's server_metrics_export.json, .csv and .jsonl (the server's Prometheus metrics over a run)",
+    description=("AIPerf's server_metrics_export.json, .csv, .jsonl and .parquet (the server's Prometheus metrics "
+                 "over a run)"),
     sniff=sniff,
     read=read,
     releases="AIPerf 0.13",
+    row_kinds=("server_metric", "server_scrape"),
 )

@@ -139,6 +139,8 @@ class FileFormat:
     sniff: Callable[[str], float]
     read: Callable[..., "object"]
     releases: str = ""
+    # The kinds its rows carry, where a finder selects them (checked like a LogFormat's kinds, tests/test_vocabulary.py).
+    row_kinds: tuple[str, ...] = ()
 
 
 @dataclass
@@ -149,4 +151,3 @@ class Context:
     year: int
     base_date: str  # YYYY-MM-DD, for logs that print only the time of day
     state: dict = field(default_factory=dict)
-

@@ -12,6 +12,9 @@ The rules (each number's note says which one gave it):
 * Single-stream speed: output tok/s at C=1; when that level printed none, 1000 / mean TPOT.
 * Knee: the first level where the next one adds less than 10 % per doubling of C,
   (T_next / T) ** (1 / log2(C_next / C)) - 1 < 0.10, so uneven steps compare fairly.
+* Rate sweep: results that name no concurrency but two offered request rates or more
+  (GuideLLM's constant and Poisson stages, `--request-rate` runs) are levels of the rate, in
+  `rate_levels`, with the same knee rule per doubling of the rate and the same server join.
 * Failed requests: the client's count; sglang prints none, so prompts sent - completed.
 * Achieved concurrency: sglang's `Concurrency` (sum of latencies / duration); otherwise
   Little's law, request throughput x mean E2E, with E2E = TTFT + TPOT x (tokens per request
@@ -85,35 +88,38 @@ def results(run: Run) -> pl.DataFrame:
     return out.sort("source", "line_no")
 
 
-def per_level(rows: pl.DataFrame) -> pl.DataFrame:
-    """One result per level (most completed, then most fields, then latest), with the gain to the next."""
+def per_level(rows: pl.DataFrame, key: str = "c") -> pl.DataFrame:
+    """One result per level of `key` (concurrency `c`, or the offered `request_rate`): most
+    completed, then most fields, then latest; with the gain to the next and how much of the
+    level was achieved (requests in flight, or requests per second)."""
     filled = pl.sum_horizontal(pl.all().is_not_null().cast(pl.Int32))
     picked = (
-        rows.filter(pl.col("c").is_not_null() & pl.col("output_throughput").is_not_null())
+        rows.filter(pl.col(key).is_not_null() & pl.col("output_throughput").is_not_null())
         .with_columns(_filled=filled)
-        .sort(["c", "completed", "_filled", "ts", "line_no"], descending=[False, True, True, True, True],
+        .sort([key, "completed", "_filled", "ts", "line_no"], descending=[False, True, True, True, True],
               nulls_last=True)
-        .unique("c", keep="first", maintain_order=True)
+        .unique(key, keep="first", maintain_order=True)
         .drop("_filled")
     )
-    doublings = (pl.col("c").shift(-1) / pl.col("c")).log(2)
+    doublings = (pl.col(key).shift(-1) / pl.col(key)).log(2)
+    achieved = pl.col("achieved") if key == "c" else pl.col("request_throughput")
     return picked.with_columns(
         gain_per_doubling=(pl.col("output_throughput").shift(-1) / pl.col("output_throughput")) ** (1 / doublings) - 1,
-        achieved_ratio=pl.col("achieved") / pl.col("c"),
+        achieved_ratio=achieved / pl.col(key),
     )
 
 
-def by_time(decode: pl.DataFrame, levels: pl.DataFrame) -> pl.DataFrame:
+def by_time(decode: pl.DataFrame, levels: pl.DataFrame, key: str = "c") -> pl.DataFrame:
     """Each decode line in the window [end - duration, end] of the level whose run it falls in."""
     windows = levels.select(
-        "c", start=pl.col("ts") - pl.duration(microseconds=(pl.col("duration_s") * 1e6).cast(pl.Int64)),
+        key, start=pl.col("ts") - pl.duration(microseconds=(pl.col("duration_s") * 1e6).cast(pl.Int64)),
         end=pl.col("ts"),
     ).sort("start")
     joined = decode.join_asof(windows, left_on="ts", right_on="start", strategy="backward")
     return joined.filter(pl.col("ts") <= pl.col("end")).drop("start", "end")
 
 
-def by_order(decode: pl.DataFrame, levels: pl.DataFrame) -> pl.DataFrame | None:
+def by_order(decode: pl.DataFrame, levels: pl.DataFrame, key: str = "c") -> pl.DataFrame | None:
     """Cut the decode lines at the k - 1 longest idle gaps; step i is the i-th level in ascending order."""
     k = levels.height
     gaps = decode.with_columns(gap=pl.col("ts").diff().dt.total_microseconds() / 1e6)
@@ -122,22 +128,22 @@ def by_order(decode: pl.DataFrame, levels: pl.DataFrame) -> pl.DataFrame | None:
     if cuts.height != k - 1:
         return None
     step = pl.col("line_no").is_in(cuts["line_no"].implode()).cast(pl.Int32).cum_sum()
-    order = levels.sort("c").select("c").with_row_index("step")
+    order = levels.sort(key).select(key).with_row_index("step")
     return gaps.with_columns(step=step.cast(pl.UInt32)).join(order, on="step").drop("gap", "step")
 
 
-def server_steps(run: Run, levels: pl.DataFrame) -> tuple[pl.DataFrame | None, str | None]:
+def server_steps(run: Run, levels: pl.DataFrame, key: str = "c") -> tuple[pl.DataFrame | None, str | None]:
     """What the server reported at each level (running, queue, token usage), and the matching rule."""
     decode = primary_rank(decode_rows(run).filter(pl.col("ts").is_not_null()))
     if decode.height == 0 or levels.height == 0:
         return None, None
     timed = levels["ts"].null_count() == 0 and levels["duration_s"].null_count() == 0
-    matched = by_time(decode, levels) if timed else by_order(decode, levels)
+    matched = by_time(decode, levels, key) if timed else by_order(decode, levels, key)
     if matched is None or matched.height == 0:
         return None, None
     cap, _, _ = find_cap(run.table("config").collect(), decode)
     at_cap = (pl.col("running") >= cap) & (pl.col("queued") > 0) if cap else pl.lit(False)
-    steps = matched.group_by("c").agg(
+    steps = matched.group_by(key).agg(
         decode_lines=pl.len(),
         running_median=pl.col("running").median(),
         running_max=pl.col("running").max(),
@@ -151,13 +157,16 @@ def server_steps(run: Run, levels: pl.DataFrame) -> tuple[pl.DataFrame | None, s
     return steps, "time window" if timed else "order of levels"
 
 
-def cause() -> pl.Expr:
-    """Why throughput stops growing at a step (see the module docstring)."""
+def cause(key: str = "c") -> pl.Expr:
+    """Why throughput stops growing at a step (see the module docstring). At a rate level the
+    server falling behind also lowers the achieved share, so there client-limited needs the
+    server's empty queue seen, not merely no server log."""
     queue = pl.col("queued_max").fill_null(0) > 0
+    seen = pl.lit(True) if key == "c" else pl.col("queued_max").is_not_null()
     return (
         pl.when(pl.col("capped_fraction") >= CAPPED_SHARE).then(pl.lit("cap reached"))
         .when(queue & (pl.col("token_usage_max") >= NEAR_FULL)).then(pl.lit("KV cache full"))
-        .when(~queue & (pl.col("achieved_ratio") < CLIENT_SHARE)).then(pl.lit("client-limited"))
+        .when(seen & ~queue & (pl.col("achieved_ratio") < CLIENT_SHARE)).then(pl.lit("client-limited"))
         .when(pl.col("decode_lines").is_not_null()).then(pl.lit("compute-bound"))
         .otherwise(pl.lit(None, pl.String))
     )
@@ -175,23 +184,54 @@ def single_stream(levels: pl.DataFrame) -> tuple[float | None, str]:
     return None, "C=1 printed neither output throughput nor TPOT"
 
 
-def knee(levels: pl.DataFrame) -> int | None:
+def knee(levels: pl.DataFrame, key: str = "c") -> int | float | None:
     flat = levels.filter(pl.col("gain_per_doubling") < KNEE_GAIN)
-    return int(flat["c"][0]) if flat.height else None
+    return flat[key][0] if flat.height else None
+
+
+def with_server(run: Run, levels: pl.DataFrame, key: str) -> tuple[pl.DataFrame, str | None]:
+    """The levels with what the server did at each (server_steps) and the cause at each step."""
+    steps, join_rule = server_steps(run, levels, key)
+    if steps is not None:
+        levels = levels.join(steps, on=key, how="left")
+    else:
+        levels = levels.with_columns(decode_lines=pl.lit(None, pl.UInt32), capped_fraction=pl.lit(None, pl.Float64),
+                                     queued_max=pl.lit(None, pl.Int64), token_usage_max=pl.lit(None, pl.Float64))
+    return levels.with_columns(cause=cause(key)), join_rule
+
+
+def rate_sweep(run: Run, rows: pl.DataFrame) -> tuple[pl.DataFrame | None, dict]:
+    """Results at two offered request rates or more and no concurrency (GuideLLM's constant or
+    Poisson stages, `vllm bench serve --request-rate` runs): throughput against the offered rate.
+    The knee is the same rule as for concurrency, per doubling of the rate: there the server
+    stops keeping up, so what it is offered beyond queues and TTFT climbs."""
+    rated = rows.filter(pl.col("c").is_null() & pl.col("request_rate").is_between(0, 1e6, closed="none"))
+    levels = per_level(rated, "request_rate")
+    if levels.height < 2:
+        return None, {}
+    levels, join_rule = with_server(run, levels, "request_rate")
+    at = knee(levels, "request_rate")
+    beyond = levels.filter(pl.col("request_rate") > at) if at is not None else levels.head(0)
+    knee_row = levels.filter(pl.col("request_rate") == at).row(0, named=True) if at is not None else {}
+    peak = levels.sort("output_throughput", descending=True, nulls_last=True).row(0, named=True)
+    return levels, {
+        "rate_levels": levels["request_rate"].to_list(),
+        "rate_knee": at,
+        "rate_peak_tok_s": round_or_none(peak["output_throughput"], 1),
+        "rate_peak": peak["request_rate"],
+        "rate_plateau_cause": beyond["cause"].drop_nulls().mode().sort().first() if beyond.height else None,
+        "ttft_p50_ms_at_rate_knee": round_or_none(knee_row.get("ttft_median"), 1),
+        "ttft_p50_ms_beyond_rate_knee": round_or_none(beyond["ttft_median"].max(), 1) if beyond.height else None,
+        "rate_server_join": join_rule,
+    }
 
 
 def sweep(run: Run) -> Family | None:
     rows = results(run)
     if rows.height == 0:
         return None
-    levels = per_level(rows)
-    steps, join_rule = server_steps(run, levels)
-    if steps is not None:
-        levels = levels.join(steps, on="c", how="left")
-    else:
-        levels = levels.with_columns(decode_lines=pl.lit(None, pl.UInt32), capped_fraction=pl.lit(None, pl.Float64),
-                                     queued_max=pl.lit(None, pl.Int64), token_usage_max=pl.lit(None, pl.Float64))
-    levels = levels.with_columns(cause=cause())
+    levels, join_rule = with_server(run, per_level(rows), "c")
+    rate_levels, rate_summary = rate_sweep(run, rows)
     ss, ss_note = single_stream(levels)
     peak = levels.sort("output_throughput", descending=True, nulls_last=True).head(1)
     p = peak.row(0, named=True) if peak.height else {}
@@ -218,6 +258,7 @@ def sweep(run: Run) -> Family | None:
         "completed": counted["completed"].sum(),
         "failed": counted["failed"].sum(),
         "server_join": join_rule,
+        **rate_summary,
     }
     notes = {
         "single_stream_tok_s": ss_note,
@@ -228,5 +269,8 @@ def sweep(run: Run) -> Family | None:
     if join_rule:
         notes["server_join"] = ("each result's [end - duration, end] window" if join_rule == "time window" else
                                 "k - 1 longest idle gaps between decode lines, levels in ascending order")
-    return Family("sweep", summary, {"levels": levels, "results": rows}, notes)
+    if rate_levels is not None:
+        notes["rate_knee"] = f"first offered rate where the next adds < {KNEE_GAIN:.0%} per doubling of the rate"
+    frames = {"levels": levels, "results": rows} | ({"rate_levels": rate_levels} if rate_levels is not None else {})
+    return Family("sweep", summary, frames, notes)
 

@@ -63,7 +63,7 @@ def read(frame: pl.DataFrame, ctx: Context) -> Parsed:
             continue
         rows = guidellm_rows(obj) if tool == "guidellm" else [result_row(obj, tool)]
         results += [{**row, "line_no": line_no, "kind": "result_file",
-                     "raw": json.dumps({k: v for k, v in row.items() if v is not None}) if tool == "guidellm"
+                     "raw": json.dumps({k: v for k, v in row.items() if v is not None}, default=str) if tool == "guidellm"
                      else scalars(obj)} for row in rows]
         per_request = request_rows(obj, tool, line_no)
         if per_request is not None:

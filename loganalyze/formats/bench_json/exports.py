@@ -4,6 +4,7 @@ rate), its HTML report's embedded runs, AIPerf's per-request records."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 
 from loganalyze.formats.bench_json.results import as_number, typed_value
 from loganalyze.formats.bench_tables import BENCH, TO_MS
@@ -35,7 +36,12 @@ def _guidellm_row(bench: dict) -> dict:
     strategy = (bench.get("config") or {}).get("strategy") or {}
     row: dict = {"tool": "guidellm", "duration_s": as_number(bench.get("duration"))}
     kind = strategy.get("type_")
-    level = as_number(strategy.get("streams") or strategy.get("max_concurrency") or strategy.get("rate"))
+    # A rate strategy's `max_concurrency` is GuideLLM's ceiling on requests in flight (10240 by
+    # default), not its level: the level is the rate (fixtures/engines/vllm-0.32/guidellm-rate-sweep).
+    level = as_number(strategy.get("rate") if kind in ("constant", "poisson") else
+                      strategy.get("streams") or strategy.get("max_concurrency"))
+    if isinstance(end := as_number(bench.get("end_time")), float | int):  # epoch seconds, the end of its run
+        row["ts"] = datetime.fromtimestamp(end, tz=timezone.utc).replace(tzinfo=None)
     if kind:
         row.update(load_level(f"{kind}@{level:g}" if kind in ("concurrent", "constant", "poisson") and level else kind))
     totals = metrics.get("request_totals") or {}
