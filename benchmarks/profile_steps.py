@@ -39,7 +39,7 @@ def main(argv: list[str]) -> int:
     from loganalyze.ingestion.dispatch import parse_batch
     from loganalyze.reader import ReadStats, read_batches
     from loganalyze.wrappers import unwrap
-    from loganalyze.formats.parse import Context
+    from loganalyze.formats.spec import Context
 
     primary = formats.FORMATS["sglang" if "sglang" in log.name else "vllm"]
     ctx = Context(source="s", year=2026, base_date="2026-01-01")

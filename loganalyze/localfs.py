@@ -26,7 +26,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 
-from loganalyze.backend import schema_options
+from loganalyze.backend import schema_options, verified_rows
 from loganalyze.errors import LoganalyzeError
 from loganalyze.formats.tables import Schema
 
@@ -233,7 +233,7 @@ class LocalBackend:
 
     # -- reading ----------------------------------------------------------------------
     def read_rows(self, name: str) -> int:
-        return pq.read_table(name, page_checksum_verification=True).num_rows
+        return verified_rows(name)
 
     def rows(self, names: list[str]) -> int | None:
         """The rows of table files, by their footers."""

@@ -34,10 +34,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import polars as pl
-import pyarrow as pa
-import pyarrow.parquet as pq
 
-from loganalyze.backend import schema_options
+from loganalyze.backend import schema_options, verified_rows
 from loganalyze.errors import LoganalyzeError
 from loganalyze.formats.tables import Schema
 
@@ -282,8 +280,12 @@ class S3Backend:
 
     # -- reading ----------------------------------------------------------------------
     def read_rows(self, name: str) -> int:
-        body = self.s3.get_object(Bucket=self.bucket, Key=name.removeprefix(f"s3://{self.bucket}/"))["Body"].read()
-        return pq.read_table(pa.BufferReader(body), page_checksum_verification=True).num_rows
+        """From a copy of the object in a temporary file, read row group by row group: a large
+        table is never held in memory whole (its bytes, then its decoded columns)."""
+        with tempfile.TemporaryFile() as copy:
+            self.s3.download_fileobj(self.bucket, name.removeprefix(f"s3://{self.bucket}/"), copy)
+            copy.seek(0)
+            return verified_rows(copy)
 
     def rows(self, names: list[str]) -> None:
         """None: an object is whole or absent (a PUT is atomic), so only presence is checked;

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.formats.parse import prefix_groups
+from loganalyze.formats.prefix import prefix_groups
 
 MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 
@@ -59,7 +59,7 @@ def _peel(frame: pl.DataFrame, pattern: str, extra: list[str]) -> pl.DataFrame:
     """Apply one wrapper pattern: rows that match lose the wrapper, others stay as they are.
 
     The groups are those of `pattern`, found without capturing the rest of the line (the
-    body is what follows the wrapper; see loganalyze.formats.parse.prefix_groups).
+    body is what follows the wrapper; see loganalyze.formats.prefix.prefix_groups).
     """
     groups = prefix_groups(pattern.replace("(?P<body>", "(?P<msg>"), frame["text"]).alias("_groups")
     fields = pl.col("_groups").struct

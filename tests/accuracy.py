@@ -22,8 +22,11 @@ holds every file to its recorded outcome, so a change that mends a file must say
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import sys
 import tempfile
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -120,10 +123,25 @@ def evaluate(name: str, label: dict, store: Path) -> Outcome:
                    healthy=not label.get("expect"))
 
 
+def _evaluate_alone(job: tuple[str, dict, str]) -> Outcome:
+    name, label, tmp = job
+    return evaluate(name, label, Path(tmp) / name.replace("/", "_"))
+
+
 def run_all(names: list[str] | None = None) -> list[Outcome]:
+    """Every file judged in a store of its own (a new user's first ingest), on as many
+    processes as there are cores: the files are independent, and the corpus is the
+    longest part of the test suite. Spawned, not forked: polars' threads do not survive
+    a fork."""
     labels = expected()
+    names = names or sorted(labels)
     with tempfile.TemporaryDirectory() as tmp:
-        return [evaluate(n, labels[n], Path(tmp) / "store") for n in (names or sorted(labels))]
+        jobs = [(n, labels[n], tmp) for n in names]
+        workers = min(os.cpu_count() or 1, 4, len(jobs))
+        if workers < 2:
+            return [_evaluate_alone(j) for j in jobs]
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            return list(pool.map(_evaluate_alone, jobs, chunksize=4))
 
 
 def summary(outcomes: list[Outcome]) -> list[dict]:

@@ -78,7 +78,7 @@ CASES = {
     "check": [["check", "--store", "/nonexistent/store"]],
     "fleet": [["fleet", "summary", "--since", "1x"], ["fleet", "summary", "--since", "-5d"],
               ["fleet", "summary", "--where", "nokey"], ["fleet", "summary", "--format", "xml"]],
-    "formats": [["formats", "--check", "/nonexistent.toml"], ["formats", "--check", "{bench}"]],
+    "formats": [["formats", "--test", "/nonexistent.toml"], ["formats", "--test", "{bench}"]],
 }
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import polars as pl
 
 from loganalyze.formats import sglang
-from loganalyze.formats.parse import Context, parse
+from loganalyze.formats.parse import parse
+from loganalyze.formats.spec import Context
 
 CTX = Context(source="t", year=2026, base_date="2026-01-01")
 
@@ -70,7 +71,7 @@ def test_every_embeddable_format_can_skip_a_batch_without_its_lines():
     """An embeddable format runs over every batch of every file: its sift (needles, and the
     orphan patterns of kinds that adopt orphans) must exist, or each batch pays a full parse."""
     from loganalyze import formats
-    from loganalyze.formats.parse import _sift
+    from loganalyze.formats.classify import sift_pattern
     for fmt in formats.FORMATS.values():
         if getattr(fmt, "embeddable", False):
-            assert _sift(fmt) is not None, fmt.name
+            assert sift_pattern(fmt) is not None, fmt.name

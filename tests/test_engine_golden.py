@@ -31,9 +31,9 @@ def engine_tables(log: Path, batch_bytes: int) -> tuple[dict[str, pl.DataFrame],
     from loganalyze import formats
     from loganalyze.reader import ReadStats, read_batches
     from loganalyze.wrappers import unwrap
-    from loganalyze.formats import parse
+    from loganalyze.formats import parse, spec
 
-    ctx = parse.Context(source="s", year=2026, base_date="2026-01-01")
+    ctx = spec.Context(source="s", year=2026, base_date="2026-01-01")
     parts: dict[str, list[pl.DataFrame]] = {}
     claims = []
     for b, batch in enumerate(read_batches(log, ReadStats(), batch_bytes)):

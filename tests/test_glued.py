@@ -20,8 +20,8 @@ from loganalyze import formats
 from loganalyze.ingestion.dispatch import parse_batch
 from loganalyze.wrappers import unwrap
 from loganalyze.formats import glued, sglang, vllm
-from loganalyze.formats.parse import Context, prefix_groups
-from loganalyze.formats.spec import LogFormat
+from loganalyze.formats.prefix import prefix_groups
+from loganalyze.formats.spec import Context, LogFormat
 
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
 RAY_JOINED = REAL / "vllm" / "44_v0-0.2.7-asyncllmengine-ray-prefix-joined-one-line.log"

@@ -13,6 +13,7 @@ import zstandard
 from click.testing import CliRunner
 
 from conftest import FIXTURES, ROOT, sample
+from loganalyze import formats
 from loganalyze.cli import main
 
 LINES = [
@@ -134,6 +135,16 @@ def test_bad_input_is_one_line_error(tmp_path, case):
     assert code == 2
     assert "Traceback" not in out and message in out
     assert len(out.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("name", sorted(formats.FORMATS))
+def test_blank_lines_forced_to_any_format_are_counted_blank(tmp_path, name):
+    """Found by the store fuzzer: a whole-file reader was handed no lines and raised."""
+    path = tmp_path / "blank.log"
+    path.write_text(" \n\t\n\n")
+    code, out = cli("ingest", path, "--as", name, "--store", tmp_path / "s", "--format", "json")
+    assert code == 0, out
+    assert json.loads(out)["sources"][0]["blank"] == 3
 
 
 def test_bad_utf8_is_replaced_with_a_warning(tmp_path):

@@ -16,8 +16,9 @@ import pytest
 
 from loganalyze import formats
 from loganalyze.wrappers import unwrap
-from loganalyze.formats.parse import Context, parse, prefix_groups
-from loganalyze.formats.spec import LogFormat
+from loganalyze.formats.parse import parse
+from loganalyze.formats.prefix import prefix_groups
+from loganalyze.formats.spec import Context, LogFormat
 
 AROUND_LINE = {
     "kubectl": "2026-01-05T10:00:01.123456Z {}",

@@ -14,8 +14,8 @@ import pytest
 
 from loganalyze import formats
 from loganalyze.wrappers import unwrap
-from loganalyze.formats.parse import Context, parse
-from loganalyze.formats.spec import LogFormat, expected
+from loganalyze.formats.parse import parse
+from loganalyze.formats.spec import Context, LogFormat, expected
 from loganalyze.formats.samples import run_samples
 
 LINE_FORMATS = [pytest.param(fmt, id=fmt.name) for fmt in formats.FORMATS.values() if isinstance(fmt, LogFormat)]

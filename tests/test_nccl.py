@@ -15,10 +15,12 @@ from conftest import SAMPLES, mutate, sample
 from loganalyze.diagnosis import diagnose, hang, nccl_bandwidth, nccl_tests_mpi, nccl_transport
 from loganalyze.diagnosis.base import Case
 from loganalyze.ingestion.dispatch import parse_batch
-from loganalyze.metrics.nccl import nccl, perf_rows
+from loganalyze.metrics.nccl import nccl
+from loganalyze.metrics.nccl.perf import perf_rows
 from loganalyze.formats import nccl as nccl_format
 from loganalyze.formats import nccl_tests
-from loganalyze.formats.parse import Context, parse
+from loganalyze.formats.parse import parse
+from loganalyze.formats.spec import Context
 from test_line_kind_samples import frame_of
 
 NCCL = sorted((SAMPLES / "nccl").glob("*.log"))

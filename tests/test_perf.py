@@ -210,7 +210,7 @@ def test_fill_in_runs_matches_the_window_it_replaces():
     same values as forward_fill().over(run), nulls in value and run included."""
     import random
 
-    from loganalyze.formats import parse
+    from loganalyze.formats import continuations
 
     rnd = random.Random(11)
     for _ in range(1500):
@@ -219,7 +219,7 @@ def test_fill_in_runs_matches_the_window_it_replaces():
         values = [rnd.randrange(100) if rnd.random() < 0.3 else None for _ in range(n)]
         frame = pl.DataFrame({"step": steps, "value": values}, schema={"step": pl.Boolean, "value": pl.Int64})
         run = pl.col("step").cast(pl.Int64).cum_sum()
-        fast = frame.select(parse.fill_in_runs(pl.col("value"), run)).to_series()
+        fast = frame.select(continuations.fill_in_runs(pl.col("value"), run)).to_series()
         window = frame.select(pl.col("value").forward_fill().over(run)).to_series()
         assert fast.to_list() == window.to_list(), frame
 

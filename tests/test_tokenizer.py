@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from loganalyze import formats
-from loganalyze.formats import _tokenizer, keys, parse, sglang, vllm
+from loganalyze.formats import _tokenizer, classify, fields, keys, sglang, vllm
 from loganalyze.formats.spec import Key, LineKind
 
 VALUE = r"([^ ,]+?)\.?(?:[ ,]|$)"
@@ -162,7 +162,7 @@ def same_kinds(needles: list[tuple[str, ...]], lines: list[str | None], start: i
 @pytest.mark.parametrize("fmt", [f for f in formats.FORMATS.values() if getattr(f, "kinds", None)],
                          ids=lambda f: f.name)
 def test_kind_ids_are_what_literal_contains_finds_on_every_sample(fmt):
-    needles = [parse._needles(k) for k in fmt.kinds if not k.fallback]
+    needles = [classify.kind_needles(k) for k in fmt.kinds if not k.fallback]
     samples = [s for k in fmt.kinds for s in k.samples] + [None, "", " "]
     same_kinds(needles, samples)
     same_kinds(needles, samples, len(needles) // 2)
@@ -234,7 +234,7 @@ def test_key_columns_cast_the_first_key_that_reads():
     kind = LineKind(name="t", table="t", needle="x", keys=(Key("#token", "tokens", pl.Int64),
                                                           Key("#full token", "tokens", pl.Int64)))
     rows = pl.DataFrame({"body": ["#token: x, #full token: 5", "#full token: 6, #token: 7", "nothing"]})
-    got = parse.key_columns(kind, rows)
+    got = fields.key_columns(kind, rows)
     assert got["__k_tokens"].to_list() == [5, 7, None] and got["__kok"].to_list() == [True, True, False]
 
 

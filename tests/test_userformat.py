@@ -117,7 +117,7 @@ def test_a_dumped_builtin_loads_back_and_parses_its_samples_to_the_same_values(t
         return
     path = tmp_path / f"{name}.toml"
     path.write_text(dumped.output)
-    checked = CliRunner().invoke(main, ["--formats", str(path), "formats", "--check", str(path), "--format", "json"])
+    checked = CliRunner().invoke(main, ["--formats", str(path), "formats", "--test", str(path), "--format", "json"])
     assert checked.exit_code == 0, checked.output
     want = [c.to_dict() for c in run_samples(builtin) if c.kind not in code]
     assert json.loads(checked.output)["samples"] == want and want
@@ -133,7 +133,7 @@ def test_dump_names_what_has_no_data_form():
 
 
 def test_check_takes_a_builtin_format_by_name():
-    result = CliRunner().invoke(main, ["formats", "--check", "nccl-tests"])
+    result = CliRunner().invoke(main, ["formats", "--test", "nccl-tests"])
     assert result.exit_code == 0 and result.output.startswith("built-in: format nccl-tests: 18 sample(s), 18 ok")
     assert "ok   avg_busbw: avg_busbw=6.6972" in result.output
 
@@ -252,13 +252,13 @@ def test_check_asserts_the_values_a_sample_expects(tmp_path):
 
 
 def test_check_command_exit_codes(tmp_path):
-    ok = CliRunner().invoke(main, ["formats", "--check", str(write(tmp_path, GOOD))])
+    ok = CliRunner().invoke(main, ["formats", "--test", str(write(tmp_path, GOOD))])
     assert ok.exit_code == 0 and "1 sample(s), 1 ok, 0 failed" in ok.output and "ok   count: n=7" in ok.output
     failing = write(tmp_path, GOOD.replace("count=7", "count=seven"), "failing.toml")
-    failed = CliRunner().invoke(main, ["formats", "--check", str(failing), "--format", "json"])
+    failed = CliRunner().invoke(main, ["formats", "--test", str(failing), "--format", "json"])
     assert failed.exit_code == 1
     assert json.loads(failed.output)["samples"][0]["problem"] == "field n: 'seven' is not a valid int"
-    bad = CliRunner().invoke(main, ["formats", "--check", str(write(tmp_path, "name = 1", "bad.toml"))])
+    bad = CliRunner().invoke(main, ["formats", "--test", str(write(tmp_path, "name = 1", "bad.toml"))])
     assert bad.exit_code == 2 and bad.stderr == f"loganalyze: error: {tmp_path / 'bad.toml'}: name: expected a string, got an integer\n"
 
 
@@ -340,7 +340,9 @@ def test_a_format_file_changes_the_process_registry_only():
 
 def test_formats_test_and_its_earlier_name_check_agree():
     """`formats --test` is the flag; `--check`, its earlier name ("check" is now the store's
-    command only), still works and is left out of --help."""
+    command only), still works, says on stderr to use --test, and is left out of --help."""
     new, old = (CliRunner().invoke(main, ["formats", flag, "nccl-tests"]) for flag in ("--test", "--check"))
-    assert new.exit_code == old.exit_code == 0 and new.output == old.output
+    assert new.exit_code == old.exit_code == 0 and new.stdout == old.stdout
+    assert new.stderr == ""
+    assert old.stderr.splitlines() == ["loganalyze: formats --check is deprecated, use --test (the same argument)"]
     assert "--check" not in CliRunner().invoke(main, ["formats", "--help"]).output

@@ -17,7 +17,8 @@ from loganalyze import reader
 from loganalyze.diagnosis import diagnose
 from loganalyze.ingestion.dispatch import parse_batch
 from loganalyze.formats import vllm
-from loganalyze.formats.parse import Context, parse
+from loganalyze.formats.parse import parse
+from loganalyze.formats.spec import Context
 from loganalyze.formats.vllm_defaults import default_max_num_seqs
 from test_line_kind_samples import frame_of
 
@@ -588,7 +589,7 @@ def test_batches_parsed_side_by_side_give_the_tables_of_parsing_in_order(tmp_pat
 
 
 def test_settle_takes_a_batch_parsed_alone_only_where_order_would_not_change_it():
-    from loganalyze.formats.parse import settle
+    from loganalyze.formats.timestamps import settle
 
     key, day = ("years", "vllm", "s"), datetime(2025, 6, 1)
     state: dict = {}

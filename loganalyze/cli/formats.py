@@ -41,8 +41,10 @@ def formats_cmd(test_target, old_test_target, dump_name, out_format):
     from loganalyze import formatinfo
     from loganalyze.formats.dump import dump_builtin
 
-    if test_target is None:  # --check, the earlier name: "check" is the store's command
-        test_target = old_test_target
+    if old_test_target is not None:  # the earlier name: "check" is the store's command
+        click.echo("loganalyze: formats --check is deprecated, use --test (the same argument)", err=True)
+        if test_target is None:
+            test_target = old_test_target
     if test_target is not None and dump_name is not None:
         raise LoganalyzeError("--test and --dump are separate commands: give one")
     if dump_name is not None:

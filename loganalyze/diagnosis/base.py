@@ -66,7 +66,7 @@ class Finding:
 class Case:
     """The run under diagnosis and what it is diagnosed with: its metrics, and the baseline
     run with its metrics where one is given. (`Case`, not "context": the parser's
-    `formats.parse.Context` is the other thing a run's lines are read with.)"""
+    `formats.spec.Context` is the other thing a run's lines are read with.)"""
 
     run: Run
     metrics: dict[str, Family]

@@ -20,7 +20,7 @@ import polars as pl
 from loganalyze.diagnosis import stacks
 from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.kinds import kind_in, kinds
-from loganalyze.metrics.nccl import SGLANG_TIMEOUT
+from loganalyze.metrics.nccl.colls import SGLANG_TIMEOUT
 
 DUMP_FAILED = kinds("dump_failed")
 STARTUP_SEQ = 5  # SeqNum <= 5: init-time collective (docs/formats-sources.md#pytorch-watchdog-timeouts)

@@ -13,7 +13,7 @@ import regex
 
 from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.kinds import kind_in, kinds
-from loganalyze.formats.nccl import FAILURES
+from loganalyze.formats.nccl.errors import FAILURES
 
 KINDS = kinds("nccl_error")
 WARN = kinds("nccl_warn")

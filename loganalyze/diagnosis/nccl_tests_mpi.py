@@ -4,7 +4,7 @@ nccl-tests built without `MPI=1` (or started without mpirun) runs one independen
 job per process: each prints its own header, lists itself as `Rank 0`, and measures only
 its own GPU (busbw 0.00: the bus-bandwidth factor of one rank). Their tables interleave in
 one terminal. Such a table says nothing about the bandwidth between GPUs or nodes, which is
-what the user meant to measure; the signals are in `loganalyze/metrics/nccl.py`
+what the user meant to measure; the signals are in `loganalyze/metrics/nccl/`
 (`lone_processes`) and docs/findings-nccl.md.
 """
 

@@ -15,7 +15,7 @@ import polars as pl
 
 from loganalyze.formats import (bench, bench_json, bench_tables, client_log, nccl, nccl_tests, prometheus,
                                 server_metrics, sglang, vllm)
-from loganalyze.formats.parse import kind_share, score
+from loganalyze.formats.scoring import kind_share, score
 from loganalyze.formats.registry import Format, Registry, active, start, using  # noqa: F401 (formats.using)
 from loganalyze.formats.spec import FileFormat, LogFormat
 from loganalyze.formats.tables import CANONICAL

@@ -1,4 +1,4 @@
-/* The compiled tokenizer of `key: value` lines (loganalyze/formats/parse.py, key_columns).
+/* The compiled tokenizer of `key: value` lines (loganalyze/formats/fields.py, key_columns).
  *
  * A line kind declares its keys (loganalyze/formats/spec.py, Key): this module reads the values of
  * those keys out of a batch of message bodies in one pass per line, and the unknown
@@ -15,7 +15,7 @@
  * Arrow offsets are checked before use, nothing recurses, and sizes are checked before
  * they grow. The work runs without the GIL, so two parser threads tokenize side by side.
  * Output is Arrow buffers (validity bitmaps, int64 offsets, bytes) for large_string and
- * list<struct<key, value>> arrays; loganalyze/formats/parse.py turns them into polars columns.
+ * list<struct<key, value>> arrays; loganalyze/formats/fields.py turns them into polars columns.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

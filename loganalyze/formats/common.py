@@ -1,7 +1,7 @@
 """Line kinds that every server format shares: what Python, uvicorn, PyTorch and the libraries
 under both servers print (access lines, tracebacks, warnings, progress bars, exit reports).
 
-Each is declared once here and listed in loganalyze/formats/sglang.py and loganalyze/formats/vllm.py; where the
+Each is declared once here and listed in loganalyze/formats/sglang.py and loganalyze/formats/vllm/; where the
 strings come from is in docs/formats-sources.md#lines-both-servers-share.
 """
 
@@ -280,7 +280,7 @@ NANOBIND_LEAKS = info_event(
 # PyTorch's C++ logging (c10/util/Logging.cpp): `[W1201 13:32:45.388606115 utils.cpp:68] Warning: ...`;
 # the month has no leading zero (`[W701 ...` is July 1); torch 2.3 and older print no date, `[W socket.cpp:663] ...`; once a process group exists,
 # `[rank0]:` comes first. ProcessGroupNCCL's watchdog lines are the NCCL format's
-# (loganalyze/formats/nccl.py); these are the rest: warnings and info.
+# (loganalyze/formats/nccl/); these are the rest: warnings and info.
 TORCH_CPP = r"^(?:\[rank\d+\]:)?\[(?P<level_char>[IW])(?:\d{3,4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?| )(?P<file>[\w.]+\.(?:cpp|cc|h|hpp)):(?P<line>\d+)\] "
 TORCH_WARNING = info_event(
     "torch_warning", (".cpp:", ".h:", ".cc:", ".hpp:"), TORCH_CPP,

@@ -16,9 +16,9 @@ from typing import Any
 import polars as pl
 
 from loganalyze.formats.definition import groups, type_name, written_columns
-from loganalyze.formats.parse import Context, parse
+from loganalyze.formats.parse import parse
 from loganalyze.formats.registry import active
-from loganalyze.formats.spec import LineKind, LogFormat, expected
+from loganalyze.formats.spec import Context, LineKind, LogFormat, expected
 from loganalyze.formats.tables import COMMON
 from loganalyze.wrappers import unwrap
 

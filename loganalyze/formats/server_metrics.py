@@ -36,8 +36,8 @@ from datetime import datetime, timezone
 
 import polars as pl
 
-from loganalyze.formats.parse import Context, Parsed
-from loganalyze.formats.spec import FileFormat
+from loganalyze.formats.parse import Parsed
+from loganalyze.formats.spec import Context, FileFormat
 from loganalyze.formats.prometheus import TABLES as PROMETHEUS_TABLES
 
 CSV_TITLE = "# AIPerf Server Metrics Export"

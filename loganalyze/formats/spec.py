@@ -139,3 +139,14 @@ class FileFormat:
     sniff: Callable[[str], float]
     read: Callable[..., "object"]
     releases: str = ""
+
+
+@dataclass
+class Context:
+    """What a parser needs to know about the source beyond its lines."""
+
+    source: str
+    year: int
+    base_date: str  # YYYY-MM-DD, for logs that print only the time of day
+    state: dict = field(default_factory=dict)
+

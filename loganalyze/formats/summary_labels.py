@@ -1,6 +1,6 @@
 """Result rows of any benchmark client, read by the words of their label (docs/benchmark-tables.md).
 
-vLLM's and SGLang's `Serving Benchmark Result` rows are known one by one (loganalyze/formats/bench.py
+vLLM's and SGLang's `Serving Benchmark Result` rows are known one by one (loganalyze/formats/bench_results.py
 LABELS). Other clients print the same quantities under their own words: JetStream's and
 vLLM 0.1's `Mean TTFT: 114960.78 ms`, inference-benchmark's `Average Time to First Token (s)`,
 trtllm-bench's `Request Throughput (req/sec)`, LMDeploy's `elapsed_time: 295.300s`, evalscope's

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.formats.parse import prefix_groups
+from loganalyze.formats.prefix import prefix_groups
 from loganalyze.formats.spec import LogFormat
 
 MIN_WIDTH = 79  # an 80-column window, less a trailing space the paste dropped

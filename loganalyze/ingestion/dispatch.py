@@ -17,8 +17,8 @@ from loganalyze.ingestion.results import SourceResult
 from loganalyze.reader import LONG_LINE_BYTES, LONG_LINE_MARK
 from loganalyze.store import Staging
 from loganalyze.formats import glued, wraps
-from loganalyze.formats.parse import Context, parse
-from loganalyze.formats.spec import FileFormat, LogFormat
+from loganalyze.formats.parse import parse
+from loganalyze.formats.spec import Context, FileFormat, LogFormat
 
 
 def parse_batch(frame: pl.DataFrame, primary: LogFormat, ctx: Context) -> tuple[dict[str, list], dict[str, int]]:
@@ -112,7 +112,10 @@ def stage_tables(staged: Staging, tables: dict[str, list[pl.DataFrame]], lines: 
 
 def read_whole_file(fmt: FileFormat, frame: pl.DataFrame, ctx: Context, staged: Staging,
                     result: SourceResult) -> None:
-    """Structured files (JSON results) are parsed whole; their line counts are checked the same way."""
+    """Structured files (JSON results) are parsed whole; their line counts are checked the same way.
+    A file of blank lines, forced to a format with `--as`, gives the reader nothing to read."""
+    if not frame.height:
+        return
     got = fmt.read(frame, ctx)
     tables = {t: [df] for t, df in got.tables.items()}
     lines = dict(got.lines)

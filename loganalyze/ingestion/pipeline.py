@@ -11,8 +11,8 @@ from dataclasses import replace
 
 import polars as pl
 
-from loganalyze.formats.parse import Context, settle
-from loganalyze.formats.spec import LogFormat
+from loganalyze.formats.timestamps import settle
+from loganalyze.formats.spec import Context, LogFormat
 
 PARSE_WORKERS = 2  # batches of one file parsed at once (see Pipeline)
 

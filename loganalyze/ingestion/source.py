@@ -18,8 +18,8 @@ from loganalyze.ingestion.results import Reading, SourceResult
 from loganalyze.reader import Input, ReadStats, open_input, read_batches, spool_stdin
 from loganalyze.store import Staging, Store
 from loganalyze.wrappers import unwrap
-from loganalyze.formats.parse import Context, guess_version
-from loganalyze.formats.spec import FileFormat, LogFormat
+from loganalyze.formats.scoring import guess_version
+from loganalyze.formats.spec import Context, FileFormat, LogFormat
 
 
 def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged: Staging,

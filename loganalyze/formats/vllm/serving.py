@@ -1,0 +1,176 @@
+"""vLLM's events while serving: the request log, preemption, KV cache exhaustion, OOM,
+engine death, NCCL, worker exceptions, the kinds shared with SGLang, tracebacks, and any
+other WARNING or ERROR line (the fallback, last)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import polars as pl
+
+from loganalyze.formats.common import (
+    FATAL_ERROR, GLOO_CONNECTED, NANOBIND_LEAKS, NUMEXPR, PYTHON_WARNING, STACK_DUMP, TORCH_WARNING, TRACEBACK,
+    TRACEBACK_CONTINUATION, TRANSFER_ENGINE, TRANSFER_ERROR, WEIGHTS_FORMAT,
+)
+from loganalyze.formats.spec import LineKind, Sample
+from loganalyze.formats.vllm.lines import event
+
+I, F = pl.Int64, pl.Float64
+
+def _severity_from_level(rows: pl.DataFrame) -> pl.DataFrame:
+    return rows.with_columns(severity=pl.col("level").str.to_lowercase())
+
+
+KV_INSUFFICIENT = (
+    r"(?:.*?max seq len \((?P<max_model_len>\d+)\))?"
+    r"(?:.*?stored in KV cache \((?P<kv_tokens>\d+)\))?"
+    r"(?:.*?\((?P<needed_gib>[\d.]+) GiB KV cache is needed, which is larger than the available KV cache memory "
+    r"\((?P<available_gib>[\d.]+) GiB\))?(?:.*?estimated maximum model length is (?P<max_len_possible>\d+))?"
+)
+
+KINDS = (
+    # The request log (entrypoints/logger.py, on unless --disable-log-requests): `Received
+    # request <id>: prompt: '...', params: SamplingParams(...)` up to 0.10, `params: ...,
+    # num_prompt_tokens: N` later; the prompt is the user's text, so only the id and the
+    # sampling limit are fields.
+    event("request_received", "Received request ",
+           r"^Received request (?P<request_id>[^\s:]+):(?:.*?\bmax_tokens=(?P<max_tokens>\d+))?", "info",
+           (Sample("Received request chatcmpl-67ed206b1edc4811911bcc917c0a0f72: prompt: '<s>[INST]Hello![/INST]', "
+                   "params: SamplingParams(n=1, temperature=0.7, top_p=1.0, max_tokens=8174, min_tokens=0), "
+                   "prompt_token_ids: None, lora_request: None, prompt_adapter_request: None.",
+                   request_id="chatcmpl-67ed206b1edc4811911bcc917c0a0f72", max_tokens=8174),),
+           types={"max_tokens": I}, match=r"^Received request [^\s:]+: "),
+    event("request_lifecycle", ("Finished request ", "Added request ", "Aborted request"),
+           r"^(?P<action>Finished|Added|Aborted) request(?:\(s\))? (?P<request_id>\S+?)\.?$", "info",
+           ("INFO 02-05 04:53:20 async_llm_engine.py:111] Finished request cmpl-672a8058f6cb4d1d8f5ba5397af93575.",),
+           match=r"^(?:Finished|Added|Aborted) request"),
+    # Warnings and errors a diagnosis uses.
+    event("preemption", "is preempted by PreemptionMode.",
+           r"Sequence group (?P<request_id>\S+) is preempted by PreemptionMode\.(?P<mode>\w+) mode"
+           r"(?:.*total_num_cumulative_preemption=(?P<cumulative>\d+))?", "warning",
+           ("WARNING 08-20 10:18:39 scheduler.py:1141] Sequence group 147 is preempted by PreemptionMode.RECOMPUTE "
+            "mode because there is not enough KV cache space. This can affect the end-to-end performance. Increase "
+            "gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory. "
+            "total_num_cumulative_preemption=1",), types={"cumulative": I}),
+    # V1's check before the profile (0.9+): what is free on the GPU is below the share that
+    # --gpu-memory-utilization asks for, usually because another process holds memory.
+    # Later releases name the device (`on device cuda:0 (...)`).
+    event("startup_memory_short", "on startup is less than desired GPU memory utilization",
+           r"Free memory on device (?:(?P<device>\S+) )?\((?P<free_gib>[\d.]+)/(?P<total_gib>[\d.]+) GiB\) on startup is less than desired "
+           r"GPU memory utilization \((?P<gpu_memory_utilization>[\d.]+), (?P<wanted_gib>[\d.]+) GiB\)", "critical",
+           (Sample("(EngineCore_DP0 pid=17374) ERROR 09-28 15:47:24 [core.py:718] ValueError: Free memory on device "
+                   "(3.22/4.0 GiB) on startup is less than desired GPU memory utilization (0.9, 3.6 GiB). Decrease GPU "
+                   "memory utilization or reduce GPU memory used by other processes.",
+                   free_gib=3.22, total_gib=4.0, gpu_memory_utilization=0.9, wanted_gib=3.6),
+            Sample("(Worker pid=148) ERROR 07-01 02:36:18 [multiproc_executor.py:870] ValueError: Free memory on "
+                   "device cuda:0 (22.35/23.56 GiB) on startup is less than desired GPU memory utilization (0.95, "
+                   "22.38 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+                   device="cuda:0", free_gib=22.35, total_gib=23.56, gpu_memory_utilization=0.95, wanted_gib=22.38)),
+           types={"free_gib": F, "total_gib": F, "gpu_memory_utilization": F, "wanted_gib": F},
+           continuation=TRACEBACK_CONTINUATION),
+    # P/D disaggregation with the NIXL connector (distributed/kv_transfer/.../nixl_connector.py,
+    # 0.9+): the prefill side frees KV blocks the decode side never read within
+    # VLLM_NIXL_ABORT_REQUEST_TIMEOUT, or blocks a decode worker read for a request it no
+    # longer knows (they may have expired): the request's KV cache did not cross.
+    event("kv_transfer_expired", ("Releasing expired KV blocks for request", "Potentially invalid KV blocks"),
+           r"^(?:Releasing expired|Potentially invalid) KV blocks for (?:unrecognized )?request (?P<request_id>\S+)"
+           r"(?: which were retrieved by (?P<readers>\d+) decode worker\(s\) within (?P<timeout_s>\d+) seconds)?",
+           "warning",
+           (Sample("Releasing expired KV blocks for request cmpl-3da205a6-1c3c-41b5-aeaa-b8421e81fd5c-0 which were "
+                   "retrieved by 0 decode worker(s) within 120 seconds.",
+                   request_id="cmpl-3da205a6-1c3c-41b5-aeaa-b8421e81fd5c-0", readers=0, timeout_s=120),
+            Sample("Potentially invalid KV blocks for unrecognized request chatcmpl-129a69c8-cd1a-40e0-aa3e-94662fd8cc2b "
+                   "were retrieved by a decode worker. They may have expired.",
+                   request_id="chatcmpl-129a69c8-cd1a-40e0-aa3e-94662fd8cc2b")),
+           types={"readers": I, "timeout_s": I}),
+    event("kv_cache_insufficient", ("No available memory for the cache blocks", "stored in KV cache (",
+                                     "KV cache is needed, which is larger than the available KV cache memory",
+                                     "To serve at least one request with the model"),
+           KV_INSUFFICIENT, "critical",
+           ("ERROR 04-01 10:00:00 [core.py:390] ValueError: To serve at least one request with the models's max seq "
+            "len (131072), (16.00 GiB KV cache is needed, which is larger than the available KV cache memory (9.50 "
+            "GiB). Based on the available memory, the estimated maximum model length is 77824. Try increasing "
+            "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",),
+           types={"max_model_len": I, "kv_tokens": I, "needed_gib": F, "available_gib": F, "max_len_possible": I},
+           continuation=TRACEBACK_CONTINUATION),
+    event("oom", ("CUDA out of memory", "OutOfMemoryError", "CUDA driver error: out of memory"),
+           r"(?:.*?Tried to allocate (?P<tried>[\d.]+ [KMG]iB)\. GPU (?P<gpu_index>\d+) has a total capacity of "
+           r"(?P<capacity>[\d.]+ [KMG]iB) of which (?P<free>[\d.]+ [KMG]iB) is free)?", "critical",
+           ("(EngineCore pid=104) ERROR 05-05 12:36:58 [core.py:1140] torch.OutOfMemoryError: CUDA out of memory. "
+            "Tried to allocate 50.00 MiB. GPU 0 has a total capacity of 23.56 GiB of which 37.12 MiB is free.",),
+           continuation=TRACEBACK_CONTINUATION),
+    event("engine_dead", ("EngineDeadError", "EngineCore encountered a fatal error", "AsyncLLM output_handler failed",
+                           "Engine core initialization failed", "Engine process failed to start"),
+           None, "critical",
+           ("(APIServer pid=1) ERROR 05-05 12:36:59 [serving.py:1173] vllm.v1.engine.exceptions.EngineDeadError: "
+            "EngineCore encountered an issue. See stack trace (above) for the root cause.",),
+           continuation=TRACEBACK_CONTINUATION),
+    event("nccl_error", "NCCL error",
+           r"(?:Exception in worker (?P<worker>\S+) while processing method (?P<method>\w+): )?.*?"
+           r"NCCL error(?: in: [^:]*)?: (?P<nccl_error>[^(,\n]*[^(,\n ])", "critical",
+           ("(VllmWorkerProcess pid=761) ERROR 07-24 08:26:01 multiproc_worker_utils.py:226] Exception in worker "
+            "VllmWorkerProcess while processing method init_device: NCCL error: unhandled cuda error (run with "
+            "NCCL_DEBUG=INFO for details), Traceback (most recent call last):",),
+           continuation=TRACEBACK_CONTINUATION, match=r"NCCL error[^:]*: "),
+    event("nccl_timeout", ("Watchdog caught collective operation timeout", "RPC call to execute_model timed out"),
+           None, "critical", ("ERROR 04-01 10:00:00 [multiproc_executor.py:140] RPC call to execute_model timed out.",),
+           continuation=TRACEBACK_CONTINUATION),
+    event("worker_exception", "Exception in worker ",
+           r"Exception in worker (?P<worker>\S+) while processing method (?P<method>\w+): (?P<error>.*?)"
+           r"(?:, Traceback \(most recent call last\):)?$", "error",
+           ("(VllmWorkerProcess pid=761) ERROR 07-24 08:26:01 multiproc_worker_utils.py:226] Exception in worker "
+            "VllmWorkerProcess while processing method load_model: boom, Traceback (most recent call last):",),
+           continuation=TRACEBACK_CONTINUATION),
+    event("custom_allreduce_disabled", "Custom allreduce is disabled", r"(?:.*?because (?P<reason>[^.]+))?", "warning",
+           (Sample("WARNING 04-01 10:00:00 custom_all_reduce.py:134] Custom allreduce is disabled because it's not "
+                   "supported on more than two PCIe-only GPUs. To silence this warning, specify "
+                   "disable_custom_all_reduce=True explicitly.",
+                   reason="it's not supported on more than two PCIe-only GPUs"),)),
+    event("custom_allreduce_graphs", " cuda graph addresses", r"Registering (?P<addresses>\d+) cuda graph addresses",
+           "info", ("(Worker_TP0_EP0 pid=2709390) INFO 09-29 09:52:21 [custom_all_reduce.py:203] Registering 12784 "
+                    "cuda graph addresses",), types={"addresses": I}),
+    event("nccl_library", "Found nccl from library ", r"Found nccl from library (?P<library>\S+)", "info",
+           ("(VllmWorkerProcess pid=760) INFO 07-24 08:25:45 utils.py:784] Found nccl from library libnccl.so.2",)),
+    event("nccl_version", "is using nccl==", r"using nccl==(?P<nccl_version>[\d.]+)", "info",
+           ("(VllmWorkerProcess pid=761) INFO 07-24 08:25:45 pynccl.py:63] vLLM is using nccl==2.20.5",)),
+    event("process_crash", "Process ", r"^Process (?P<process_name>[\w-]+):$", "critical",
+           ("(EngineCore pid=104) Process EngineCore:",), match=r"^Process [\w-]+:$"),
+    PYTHON_WARNING,
+    TORCH_WARNING,
+    NANOBIND_LEAKS,
+    GLOO_CONNECTED,
+    WEIGHTS_FORMAT,
+    NUMEXPR,
+    STACK_DUMP,
+    FATAL_ERROR,
+    TRANSFER_ERROR,
+    TRANSFER_ENGINE,
+    replace(TRACEBACK, orphan=r'^\s*File "', samples=(
+        # A log cut mid-traceback (fixtures/real/vllm/36_*.log): no final error line, so no fields.
+        Sample("\n".join((
+            '(EngineCore pid=104) Traceback (most recent call last):',
+            '(EngineCore pid=104)   File "/usr/lib/python3.12/multiprocessing/process.py", line 314, in _bootstrap',
+            '(EngineCore pid=104)     self.run()',
+            '(EngineCore pid=104)   File "/usr/lib/python3.12/multiprocessing/process.py", line 108, in run',
+            '(EngineCore pid=104)     self._target(*self._args, **self._kwargs)',
+            '(EngineCore pid=104)   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", '
+            'line 1140, in run_engine_core',
+            '(EngineCore pid=104)     raise e',
+            '(EngineCore pid=104)   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", '
+            'line 1129, in run_engine_core',
+            '(EngineCore pid=104)     engine_core.run_busy_loop()',
+            '(EngineCore pid=104)   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", '
+            'line 1170, in run_busy_loop',
+            '(EngineCore pid=104)     self._process_engine_step()',
+        ))),
+        '(RayWorkerWrapper pid=67451, ip=10.0.0.1) ERROR 06-25 15:28:30 worker_base.py:148]   File "/x/worker.py", '
+        "line 162, in determine_num_available_blocks",
+    )),
+    LineKind(
+        name="other", table="events", needle="", levels=("WARNING", "ERROR", "CRITICAL"), fallback=True,
+        message=True, handler=_severity_from_level,
+        samples=("(APIServer pid=1391815) WARNING 08-19 14:58:41 [__init__.py:1635] Default sampling parameters have "
+                 "been overridden by the model's Hugging Face generation config.",),
+    ),
+)
+
