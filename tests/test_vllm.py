@@ -771,3 +771,11 @@ def test_a_burst_served_within_the_next_interval_is_no_cap(ingest_one, tmp_path)
         path.write_text("\n".join(lines) + "\n")
         _, run = ingest_one(path, name=f"r{len(lines)}")
         assert ("concurrency-cap" in [f.id for f in diagnose(run)]) is capped
+
+
+def test_v1_preemptions_are_read_from_their_resumption(ingest_one):
+    """vllm/128 (hold-out 4): V1 logs `Preempted request X has been resumed!` and nothing when it
+    preempts; two such lines are two preemptions, a KV cache that ran out (no stats lines: medium)."""
+    _, run = ingest_one(next((ROOT / "fixtures/real/vllm").glob("128_*.log")))
+    (f,) = [f for f in diagnose(run) if f.id == "kv-pressure"]
+    assert f.metrics["evictions"] == 2 and f.confidence == "medium" and "no stats lines" in f.verdict
