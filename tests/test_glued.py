@@ -170,14 +170,13 @@ def test_lines_without_a_mark_twice_are_not_searched():
 
 def test_records_of_one_line_are_claimed_one_by_one(tmp_path):
     """An NCCL record after a vLLM one on the same line: NCCL claims its own row only, and
-    the line is still counted once (a fuzz case: the whole line was taken as claimed). The
-    vLLM record is vLLM's `other` event (any message behind its header)."""
+    the line is still counted once (a fuzz case: the whole line was taken as claimed)."""
     log = tmp_path / "two.log"
     log.write_text("INFO 01-05 10:00:01 [api_server.py:1] Some message. INFO 01-05 10:00:02 [worker.py:2] "
                    "host1:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n")
     src = la.ingest([log], run="t", store=tmp_path / "s", as_format="vllm").sources[0]
     assert sum(src.lines_by_table.values()) == src.lines == 1
-    assert src.tables["events"] == 1 and src.lines_by_table["events"] == 1
+    assert src.tables["unparsed"] == 1 and src.lines_by_table["unparsed"] == 1
     assert sum(n for t, n in src.tables.items() if t.startswith("nccl")) == 1
 
 
