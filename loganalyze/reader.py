@@ -31,6 +31,8 @@ BATCH_BYTES = 16 * 1024 * 1024
 LONG_LINE_BYTES = 1 << 20  # longer lines are kept, truncated, in `unparsed`, with their length
 KEPT_BYTES = 4 * LONG_LINE_BYTES + 8  # of a line longer than a batch: enough for LONG_LINE_BYTES characters
 LONG_LINE_MARK = r" \[loganalyze: line of \d+ bytes, truncated\]$"  # what ends a truncated line
+# What str.strip_chars() empties, also behind a ticket's `> ` quoting or a Ray / vLLM process tag.
+BLANK = r"^(?:(?:> ?|\(\w*\s*pid=\d+[^()]*\) ?)+)?\s*$"
 ANSI = r"\x1b\[[0-9;?]*[A-Za-z]"
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -340,7 +342,9 @@ def read_batches(source: Input | Path, stats: ReadStats, batch_bytes: int = BATC
     """Yield frames of (line_no, text): decoded, CR and ANSI codes removed (a line a progress
     bar redrew with CRs as it was shown last), 1-based numbers.
 
-    Blank lines are counted in `stats` and not yielded: they carry nothing to keep. A
+    Blank lines are counted in `stats` and not yielded: they carry nothing to keep. A blank
+    line quoted in a ticket (`> `) or printed by a process behind its tag (`(RayWorkerWrapper
+    pid=1384) `, nccl/126 and vllm/137 of hold-out 5) is blank too. A
     Path is opened (and hashed) here; an `Input` is read as it was when opened.
     """
     if not isinstance(source, Input):
@@ -365,7 +369,7 @@ def read_batches(source: Input | Path, stats: ReadStats, batch_bytes: int = BATC
             line_no=pl.int_range(stats.lines + 1, stats.lines + 1 + len(lines), dtype=pl.Int64),
         )
         stats.lines += len(lines)
-        blank = frame["text"].str.contains(r"^\s*$")  # what str.strip_chars() empties
+        blank = frame["text"].str.contains(BLANK)
         blanks = int(blank.sum())
         stats.blank += blanks
         yield (frame.filter(~blank) if blanks else frame).select("line_no", "text")

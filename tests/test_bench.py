@@ -398,6 +398,15 @@ def test_retokenized_zero_says_no_text_arrived(ingest_one):
     assert "no generated text reached the client" in finding.verdict and "round-trip" not in finding.verdict
 
 
+def test_retokenized_gap_of_a_broken_stream_follows_bench_invalid(ingest_one):
+    """bench/96 (hold-out 5): ITL 0.00 and median TPOT -0.00 with half the output re-tokenized:
+    the stream fault explains the gap, so bench-invalid leads and the gap is its consequence."""
+    _, run = ingest_one(sample("bench", "96_"))
+    found = diagnose(run)
+    assert [f.id for f in found] == ["bench-invalid", "bench-failures"]
+    assert found[1].consequence and "(see bench-invalid)" in found[1].verdict and "round-trip" not in found[1].verdict
+
+
 def test_offered_rate_printed_as_the_load_row_is_an_overload(ingest_one):
     """bench/50: fw-ai's benchmark offered 50 requests/s (`Concurrency: QPS 50.0 constant`)
     and completed 2.0 per second."""

@@ -743,3 +743,29 @@ def test_119_fast_busbw_on_16_unnamed_ranks_claims_no_nvlink_reference(ingest_on
     (f,) = findings(run)["nccl-bandwidth"]
     assert (f.severity, f.confidence) == ("info", "low") and "no reference" in f.verdict
     assert "NVLink is in use" not in f.verdict
+
+
+def test_p2p_level_is_moot_with_one_rank_a_node(ingest_one, tmp_path):
+    """nccl/131 (hold-out 5): NCCL_P2P_LEVEL=LOC on three nodes of one GPU each (`localRanks 1`):
+    no two GPUs share a box, so the setting turns off nothing; with two local ranks it would."""
+    path = next((SAMPLES / "nccl").glob("131_*.log"))
+    _, run = ingest_one(path)
+    (f,) = findings(run)["nccl-transport"]
+    assert (f.severity, f.title) == ("info", "NCCL transport: NET/IB") and "disabled" not in f.verdict
+    two = tmp_path / "two.log"
+    two.write_text(path.read_text().replace("localRanks 1 localRank 0", "localRanks 2 localRank 0"))
+    _, run = ingest_one(two, name="two")
+    assert findings(run)["nccl-transport"][0].title == "P2P disabled by the environment"
+
+
+def test_ranks_on_several_hosts_get_no_single_box_verdict(ingest_one, tmp_path):
+    """nccl/129 (hold-out 5): 16 H100 ranks on two hosts reach 338 GB/s, bounded by the network
+    between them; the 8-GPU NVSwitch reference is one box's, so it gives no verdict. The same
+    rows on one host are compared with it."""
+    path = next((SAMPLES / "nccl").glob("129_*.log"))
+    _, run = ingest_one(path)
+    assert nccl(run).summary["perf_hosts"] == 2 and "nccl-bandwidth" not in findings(run)
+    one = tmp_path / "one.log"
+    one.write_text(path.read_text().replace(" on host2 ", " on host1 "))
+    _, run = ingest_one(one, name="one")
+    assert findings(run)["nccl-bandwidth"][0].metrics["gpu_class"] == "NVSwitch"

@@ -758,3 +758,24 @@ def test_130_nixl_expired_kv_blocks_are_a_kv_transfer_failure(ingest_one):
     assert (finding.id, finding.severity, finding.metrics["requests"]) == ("kv-transfer", "critical", 5)
     assert "never read the KV cache" in finding.verdict and "HTTP 500" not in finding.verdict
     assert "VLLM_NIXL_ABORT_REQUEST_TIMEOUT" in finding.recommendation
+
+
+def test_a_burst_served_within_the_next_interval_is_no_cap(ingest_one, tmp_path):
+    """vllm/139 (hold-out 5): 17 running and 183 waiting at 0.9 % KV is a cap when nothing
+    else is known, but the next stats line shows the queue empty: the burst was admitted
+    within one interval, so no cap held it back."""
+    real = (ROOT / "fixtures/real/vllm").glob("139_*.log")
+    stats = [ln for ln in next(real).read_text().splitlines() if "Engine 000:" in ln]
+    for lines, capped in ((stats[:1], True), (stats, False)):
+        path = tmp_path / f"{len(lines)}.log"
+        path.write_text("\n".join(lines) + "\n")
+        _, run = ingest_one(path, name=f"r{len(lines)}")
+        assert ("concurrency-cap" in [f.id for f in diagnose(run)]) is capped
+
+
+def test_v1_preemptions_are_read_from_their_resumption(ingest_one):
+    """vllm/128 (hold-out 4): V1 logs `Preempted request X has been resumed!` and nothing when it
+    preempts; two such lines are two preemptions, a KV cache that ran out (no stats lines: medium)."""
+    _, run = ingest_one(next((ROOT / "fixtures/real/vllm").glob("128_*.log")))
+    (f,) = [f for f in diagnose(run) if f.id == "kv-pressure"]
+    assert f.metrics["evictions"] == 2 and f.confidence == "medium" and "no stats lines" in f.verdict

@@ -60,3 +60,15 @@ def test_lines_that_start_like_lines_or_share_no_width_stay_apart():
 def test_claimed_lines_are_never_remainders():
     lines = WATCHDOG.read_text().splitlines()[:4]
     assert remainders(frame(lines), nccl.FORMAT, pl.Series([True, False, True, False])).height == 0
+
+
+def test_two_windows_and_a_cut_at_a_space_are_read_whole(tmp_path):
+    """vllm/137 (hold-out 5): Ray worker lines cut at 129 columns, the API server's at 136, and
+    some cuts fall on the space between two words (` because this process group ...`)."""
+    path = next((REAL / "vllm").glob("137_*.log"))
+    src = la.ingest([path], run="v", store=tmp_path).sources[0]
+    assert "unparsed" not in src.lines_by_table and src.blank == 4  # a Ray tag with nothing after it: blank
+    events = la.open_run("v", tmp_path).table("events").collect()
+    assert events.filter(pl.col("kind") == "weights_read")["message"].to_list() == [
+        "Loading weights took 194.64 seconds", "Loading weights took 194.90 seconds"]
+    assert events.filter(pl.col("kind") == "custom_allreduce_disabled")["line_no"].to_list() == [3]

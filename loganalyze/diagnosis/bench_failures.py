@@ -34,6 +34,7 @@ import polars as pl
 
 from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.diagnosis.bench_evidence import bench_evidence
+from loganalyze.diagnosis.bench_validity import stream_fault
 from loganalyze.diagnosis.client_bottleneck import client_short
 from loganalyze.kinds import kind_in, kinds
 
@@ -202,6 +203,9 @@ def _retokenized(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
     if gap.height == 0:
         return []
     worst = gap.sort(pl.col("gap").abs(), descending=True).row(0, named=True)
+    # A stream that did not carry the text token by token (bench-invalid's zero-latency, bench/96)
+    # explains the gap: the finding is its consequence, ranked after it.
+    stream = stream_fault(worst)
     return [Finding(
         id="bench-failures",
         severity="warning",
@@ -210,12 +214,17 @@ def _retokenized(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
                  f"where the server generated {worst['output_tokens']:,}: " + (
                      "no generated text reached the client at all (see bench-invalid). "
                      if worst["output_tokens_retokenized"] == 0 else
+                     "the same result's latencies show the stream did not deliver the text token by token "
+                     "(see bench-invalid), which accounts for the gap. " if stream else
                      "the output does not round-trip through the tokenizer (text after EOS under ignore_eos, special "
                      "tokens, a tokenizer that differs from the server's). ")
                  + "Output throughput counts tokens a user may never see."),
+        consequence=stream or worst["output_tokens_retokenized"] == 0,
         impact=0.0,
         impact_text="throughput may be overstated; check the outputs before trusting it",
-        recommendation=("Inspect generated texts (--output-details): drop --ignore-eos or use a dataset whose outputs "
+        recommendation=("Fix the stream first (bench-invalid), then compare the two token counts again."
+                        if stream else
+                        "Inspect generated texts (--output-details): drop --ignore-eos or use a dataset whose outputs "
                         "end naturally, and make the client use the server's tokenizer."),
         confidence="medium",
         evidence=bench_evidence(ctx.run, worst, "output_tokens", "output_tokens_retokenized"),

@@ -85,6 +85,12 @@ def _mock_backend(row: dict) -> tuple[str, tuple[str, ...]] | None:
 RULES = (("zero-latency", _zero_latency), ("negative", _negative), ("mock-backend", _mock_backend))
 
 
+def stream_fault(row: dict) -> bool:
+    """Whether the result's latencies show that streamed chunks did not carry the text token by
+    token (zero-latency): the cause of any gap between generated and re-tokenized output too."""
+    return _zero_latency(row) is not None
+
+
 def _evidence(ctx: Case, row: dict, columns: tuple[str, ...]) -> list[Evidence]:
     """The result's rows that show the numbers, else the result's first line."""
     cited = bench_evidence(ctx.run, row, *columns)

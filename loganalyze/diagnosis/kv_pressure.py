@@ -25,7 +25,7 @@ FULL = 0.9
 WAITING_FULL = 2  # intervals with requests waiting on a full cache ...
 WAITING_FULL_SHARE = 0.1  # ... or this share of them
 SCRAPES = kinds("server_scrape")  # AIPerf's JSONL and Parquet: the scrapes over the run (formats/server_metrics.py)
-EVICTION_KINDS = kinds("retraction", "preemption")  # SGLang's "KV cache pool is full. Retract requests." is a retraction
+EVICTION_KINDS = kinds("retraction", "preemption", "preempt_resumed")  # SGLang's "KV cache pool is full. Retract requests." is a retraction; V1 logs a preemption when the request resumes
 COUNTERS = r"^(?:vllm:num_preemptions(?:_total)?|sglang:num_retracted_reqs(?:_total)?)$"
 GAUGES = {"usage": r"^(?:vllm:kv_cache_usage_perc|vllm:gpu_cache_usage_perc|sglang:token_usage)$",
           "waiting": r"^(?:vllm:num_requests_waiting|sglang:num_queue_reqs)$",
@@ -133,13 +133,14 @@ def find(ctx: Case) -> list[Finding]:
         severity="critical" if count else "warning",
         title="KV cache full" + (": requests evicted" if count else ""),
         verdict=f"The KV cache is the limit: {usage}{queue}{evicted}." if usage else
-                f"The KV cache is the limit{evicted}.",
+                f"The KV cache is the limit{evicted}; no stats lines, so how full it ran and how many requests "
+                "waited is not shown.",
         impact=min(1.0, float(near) * 0.8 + (0.2 if count else 0.0)),
         impact_text="admission stalls and evicted requests recompute their prefill",
         recommendation=("Give the KV cache more memory (--mem-fraction-static for SGLang, --gpu-memory-utilization "
                         "for vLLM), lower max concurrency (--max-running-requests / --max-num-seqs) or max tokens, "
                         "or add GPUs."),
-        confidence="high" if near >= NEAR_FULL_SHARE or count else "medium",
+        confidence="high" if c and (near >= NEAR_FULL_SHARE or count) else "medium",
         evidence=ctx.evidence(pl.concat(evidence_rows, how="diagonal")),
         metrics={"near_full_fraction": near, "evictions": count, "scraped_evictions": scraped,
                  "waiting_on_full": waiting.height if waiting is not None else 0,

@@ -88,9 +88,20 @@ def net_part(links: pl.DataFrame) -> Part | None:
     )
 
 
-def env_part(s: dict, env: pl.DataFrame, links: pl.DataFrame) -> Part | None:
+def alone_in_node(raw_comms: pl.DataFrame) -> bool:
+    """Every communicator the log describes has one rank on each node (`localRanks 1`): no two
+    of its GPUs share a box, so P2P and SHM, which join GPUs of one node, carry nothing."""
+    if "local_ranks" not in raw_comms.columns:
+        return False
+    local = raw_comms["local_ranks"].drop_nulls()
+    return local.len() > 0 and local.max() == 1
+
+
+def env_part(s: dict, env: pl.DataFrame, links: pl.DataFrame, alone: bool = False) -> Part | None:
+    """P2P turned off by NCCL_P2P_DISABLE / NCCL_P2P_LEVEL; moot where each node holds one rank
+    (`alone`, nccl/131: three nodes of one GPU each with NCCL_P2P_LEVEL=LOC)."""
     off = s.get("p2p_disable") == "1" or (s.get("p2p_level") or "").upper() in P2P_OFF_LEVELS
-    if not off:
+    if not off or alone:
         return None
     var = "NCCL_P2P_DISABLE=1" if s.get("p2p_disable") == "1" else f"NCCL_P2P_LEVEL={s['p2p_level']}"
     rows = env.filter(pl.col("var").is_in(["NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL"]))
@@ -251,6 +262,13 @@ def cc_part(s: dict, raw_comms: pl.DataFrame) -> Part | None:
                 rows=raw_comms.filter((pl.col("what") == "cc") & (pl.col("cc") == "On")))
 
 
+def _families(s: dict) -> str:
+    """The transports by family (P2P, SHM, NET/IB, NET/Socket): the title of a healthy finding
+    names what the log shows, not P2P where every link is on the network."""
+    parts = (t.split("/") for t in s["transports"])
+    return ", ".join(sorted({"/".join(p[:2]) if p[0] == "NET" else p[0] for p in parts}))
+
+
 def healthy_text(s: dict) -> str:
     """The transport mix; "GPUs in a box talk P2P" only where P2P lines are there to say so."""
     mix = ", ".join(f"{t} x{n}" for t, n in s["transports"].items())
@@ -269,7 +287,7 @@ def find(ctx: Case) -> list[Finding]:
     tcp = socket_part(links, raw_comms, f["topo"]) if links.height else None
     parts = [p for p in (
         shm_part(links) if links.height else None, net_part(links) if links.height else None,
-        env_part(s, f["env"], links), forced_part(s, f["env"]), topo_part(s, f["topo"], links),
+        env_part(s, f["env"], links, alone_in_node(raw_comms)), forced_part(s, f["env"]), topo_part(s, f["topo"], links),
         # over TCP the sockets, not ring parallelism, bound inter-node bandwidth; tcp names the NIC
         None if tcp else channels_part(f["comms"], links, raw_links),
         None if tcp or not links.height else nic_part(links), tcp,
@@ -278,7 +296,7 @@ def find(ctx: Case) -> list[Finding]:
     if not parts:
         if not links.height:
             return []
-        return [Finding(id="nccl-transport", severity="info", title="NCCL transport: P2P",
+        return [Finding(id="nccl-transport", severity="info", title=f"NCCL transport: {_families(s)}",
                         verdict=healthy_text(s) + " No transport problem in the log.",
                         impact=0.0, impact_text="none", recommendation="Nothing to change.",
                         evidence=ctx.evidence(links.head(2)), metrics=_facts(s))]

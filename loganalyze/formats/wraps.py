@@ -19,8 +19,12 @@ from loganalyze.formats.spec import LogFormat
 
 MIN_WIDTH = 79  # an 80-column window, less a trailing space the paste dropped
 SLACK = 1  # lines cut at one width differ by a stripped space or a wide character
-# How a line that is not a remainder starts: a record, a wrapper, a frame, markup.
+# How a line that is not a remainder starts: a record, a wrapper, a frame, markup. One space
+# before a word is the exception: a window cut at the space between two words (vllm/137:
+# `... Custom allreduce is disabled` / ` because this process group spans across nodes.`);
+# an indented frame or table row starts with more.
 STARTS_LIKE_A_LINE = r"^(?:\s|[\[(<{>#|*`~\d=+-])"
+CUT_AT_A_SPACE = r"^ \S"
 
 
 def remainders(frame: pl.DataFrame, primary: LogFormat, unclaimed: pl.Series) -> pl.DataFrame:
@@ -29,8 +33,8 @@ def remainders(frame: pl.DataFrame, primary: LogFormat, unclaimed: pl.Series) ->
     text = frame["text"]
     above = text.str.len_chars().cast(pl.Int64).shift(1)
     follows = frame["line_no"].diff() == 1
-    maybe = (unclaimed & follows & (above >= MIN_WIDTH) & (text.str.len_chars() > 0)
-             & ~text.str.contains(STARTS_LIKE_A_LINE)).fill_null(False)
+    line_start = text.str.contains(STARTS_LIKE_A_LINE) & ~text.str.contains(CUT_AT_A_SPACE)
+    maybe = (unclaimed & follows & (above >= MIN_WIDTH) & (text.str.len_chars() > 0) & ~line_start).fill_null(False)
     if "process" in frame.columns:
         maybe = maybe & frame["process"].is_null()
     if not maybe.any():
@@ -41,24 +45,25 @@ def remainders(frame: pl.DataFrame, primary: LogFormat, unclaimed: pl.Series) ->
     if named:
         bare = pl.select(pl.all_horizontal(groups.struct.field(n).is_null() for n in named)).to_series()
         maybe = maybe.scatter(at.filter(~bare), False)
-    cut = _window(above.filter(maybe))
-    if cut is None:
+    cuts = _windows(above.filter(maybe))
+    if not cuts:
         return pl.DataFrame(schema={"line_no": pl.Int64, "head": pl.Int64})
-    rest = maybe & ((above - cut).abs() <= SLACK)
+    rest = maybe & pl.select(pl.any_horizontal((above - cut).abs() <= SLACK for cut in cuts)).to_series()
     return (frame.select("line_no", rest=rest)
             .with_columns(head=pl.when(~pl.col("rest")).then(pl.col("line_no")).forward_fill())
             .filter(pl.col("rest")).drop("rest"))
 
 
-def _window(lengths: pl.Series) -> int | None:
-    """The width the terminal cut at: the length (give or take SLACK) that most of the lines
-    above remainders share, at least two of them; one long line above one odd line is no
-    evidence of a window."""
+def _windows(lengths: pl.Series) -> list[int]:
+    """The widths the terminal cut at: each length (give or take SLACK) that at least two of
+    the lines above remainders share; one long line above one odd line is no evidence of a
+    window. Usually one; two where streams were cut at their own widths before they were
+    merged (vllm/137: a Ray worker's lines at 129 columns, the API server's at 136)."""
     counts = lengths.cast(pl.Int64).rename("width").value_counts(name="n")
     near = [counts.with_columns(pl.col("width") + d) for d in range(-SLACK, SLACK + 1)]
     around = (pl.concat(near).group_by("width").agg(pl.col("n").sum())
-              .join(counts.select("width"), on="width").sort(["n", "width"], descending=[True, False]))
-    return int(around["width"][0]) if around.height and around["n"][0] >= 2 else None
+              .join(counts.select("width"), on="width").filter(pl.col("n") >= 2).sort("width"))
+    return around["width"].to_list()
 
 
 def rejoin(frame: pl.DataFrame, rests: pl.DataFrame) -> pl.DataFrame:

@@ -62,13 +62,19 @@ def infer_cap(decode: pl.DataFrame) -> int | None:
     """The maximum of `running` when it recurs with a non-empty queue: a cap the log never
     printed. One interval decides it when it is plain: at that maximum more requests wait
     than run while the KV cache is nearly empty (an excerpt of one line: 32 running, 68
-    queued, token usage 0.01), since nothing but a configured cap holds them back."""
+    queued, token usage 0.01), since nothing but a configured cap holds them back. Unless the
+    next line shows the queue empty: then the whole queue was served within one logging
+    interval, an arrival burst the scheduler was still admitting (vllm/139: 17 running and
+    183 waiting, then 0 and 0 ten seconds later), not a cap holding requests back."""
     if decode.height == 0 or decode["running"].max() is None:
         return None
     top = decode["running"].max()
+    drained_next = (pl.col("queued").shift(-1).over("source") == 0).fill_null(False)
+    decode = decode.sort("source", "line_no").with_columns(drained_next=drained_next)
     pinned = decode.filter((pl.col("running") == top) & (pl.col("queued") > 0))
     memory_bound = (pinned["token_usage"].fill_null(0) >= NEAR_FULL).mean() or 0
-    plain = pinned.filter((pl.col("queued") >= pl.col("running")) & (pl.col("token_usage") < PLAIN_USAGE)).height
+    plain = pinned.filter((pl.col("queued") >= pl.col("running")) & (pl.col("token_usage") < PLAIN_USAGE)
+                          & ~pl.col("drained_next")).height
     if top < MIN_INFERRED_CAP or memory_bound > 0.5 or (pinned.height < max(3, 0.1 * decode.height) and not plain):
         return None
     return int(top)

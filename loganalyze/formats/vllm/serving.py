@@ -52,6 +52,11 @@ KINDS = (
             "mode because there is not enough KV cache space. This can affect the end-to-end performance. Increase "
             "gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory. "
             "total_num_cumulative_preemption=1",), types={"cumulative": I}),
+    # V1 (0.8+) logs no preemption when it happens, only the resumption of a request it
+    # preempted for KV blocks (vllm/128: LMCache loading its prefix back): one line a preemption.
+    event("preempt_resumed", "has been resumed!", r"^Preempted request (?P<request_id>\S+) has been resumed!", "warning",
+          ("(EngineCore_0 pid=3945189) INFO 08-21 07:17:09 [scheduler.py:495] Preempted request "
+           "cmpl-e5951453df7d471e8aac25957dbc9096-0 has been resumed!",), match=r"^Preempted request \S+ has been resumed"),
     # V1's check before the profile (0.9+): what is free on the GPU is below the share that
     # --gpu-memory-utilization asks for, usually because another process holds memory.
     # Later releases name the device (`on device cuda:0 (...)`).

@@ -43,7 +43,8 @@ def perf_rows(perf: pl.DataFrame) -> pl.DataFrame:
     perf = perf.sort("source", "line_no").with_columns(
         test=pl.col("test").forward_fill().backward_fill().over("source"))
     devices = perf.filter(pl.col("what") == "device").group_by("source").agg(
-        n_devices=pl.col("dev_rank").n_unique(), device_names=pl.col("device_name").unique().sort())
+        n_devices=pl.col("dev_rank").n_unique(), device_names=pl.col("device_name").unique().sort(),
+        device_hosts=pl.col("dev_host").drop_nulls().n_unique())
     params = perf.filter(pl.col("what") == "params").group_by("source").agg(
         n_params=(pl.col("ngpus") * pl.col("nthread")).last())
     rows = perf.filter(pl.col("what") == "row").join(devices, on="source", how="left").join(params, on="source", how="left")
@@ -62,7 +63,8 @@ def perf_rows(perf: pl.DataFrame) -> pl.DataFrame:
         time_us=pl.min_horizontal("oop_time_us", "ip_time_us"),
         bucket=pl.when(pl.col("size").is_between(*DECODE_BYTES)).then(pl.lit("decode"))
         .when(pl.col("size") >= LARGE_BYTES).then(pl.lit("large")).otherwise(pl.lit("other")),
-    ).select("source", "line_no", "raw", "test", "nranks", "nranks_inferred", "device_names", "size", "count", "type", "redop", "time_us",
+    ).select("source", "line_no", "raw", "test", "nranks", "nranks_inferred", "device_names", "device_hosts", "size",
+             "count", "type", "redop", "time_us",
              "algbw", "busbw", "oop_busbw", "ip_busbw", "oop_wrong", "ip_wrong", "bucket")
 
 
@@ -141,6 +143,8 @@ def perf_summary(perf: pl.DataFrame) -> dict:
         "perf_nranks_inferred": rows["nranks"].max() is not None
         and bool(rows.filter(pl.col("nranks") == rows["nranks"].max())["nranks_inferred"].all()),
         "perf_devices": sorted({n for lst in names.to_list() for n in lst}) if names.len() else [],
+        # hosts the `# Using devices` lines name: more than one, and the test crossed the network
+        "perf_hosts": int(rows["device_hosts"].max() or 0),
         "busbw_large": round_or_none(large["busbw"].max(), 2) if large.height else None,
         "busbw_large_size": int(top.sort("busbw")["size"][-1]),
         "busbw_peak": round_or_none(rows["busbw"].max(), 2),
