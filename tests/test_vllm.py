@@ -501,17 +501,7 @@ def test_015_banner_gives_version_and_model():
     got = parse_lines(BANNER)
     cfg = dict(zip(got.tables["config"]["key"], got.tables["config"]["value"]))
     assert cfg == {"engine": "vllm", "engine_version": "0.19.1rc1", "model": "Qwen/Qwen3-8B"}
-    assert got.lines == {"config": 5, "events": 1}  # the empty first line of the message: empty_message
-
-
-def test_a_header_with_an_empty_message_is_typed(ingest_one):
-    """The first line of the 0.15+ logo (a message that starts with a newline) is its header alone:
-    typed with its process, level and clock, and its message empty (fixtures/engines/vllm-0.32)."""
-    _, run = ingest_one(ROOT / "fixtures" / "engines" / "vllm-0.32" / "kv-pressure" / "server.log")
-    empty = table(run, "events").filter(pl.col("kind") == "empty_message")
-    assert empty["line_no"].to_list() == [2]
-    assert empty.select("process", "level", "severity", "message").row(0) == ("APIServer pid=26313", "INFO", "info", "")
-    assert str(empty["ts"][0]).endswith("12-01 13:19:18")
+    assert got.lines == {"config": 5}  # the empty first line of the message stays unparsed
 
 
 def test_year_rollover_stays_monotonic_across_batches(tmp_path, ingest_one, monkeypatch):

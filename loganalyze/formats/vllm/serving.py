@@ -166,13 +166,6 @@ KINDS = (
         '(RayWorkerWrapper pid=67451, ip=10.0.0.1) ERROR 06-25 15:28:30 worker_base.py:148]   File "/x/worker.py", '
         "line 162, in determine_num_available_blocks",
     )),
-    # A header with an empty message: the first line of a message that starts with a newline
-    # (0.15+ prints its ASCII logo so, under one header per line), kept with its level and clock.
-    LineKind(
-        name="empty_message", table="events", needle="", match=r"^$", levels=("DEBUG", "INFO"), fallback=True,
-        message=True, handler=_severity_from_level,
-        samples=(Sample("(APIServer pid=26313) INFO 12-01 13:19:18 [api_utils.py:347] ", severity="info"),),
-    ),
     LineKind(
         name="other", table="events", needle="", levels=("WARNING", "ERROR", "CRITICAL"), fallback=True,
         message=True, handler=_severity_from_level,
