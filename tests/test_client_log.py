@@ -4,6 +4,7 @@ on the files those clients wrote (fixtures/engines/vllm-0.32) and real pastes (f
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import polars as pl
@@ -30,7 +31,8 @@ def test_client_files_are_client_logs_not_server_logs(path, ingest_one):
     result, run = ingest_one(path)
     assert _format(result) == "client-log"
     events = run.table("events").collect()
-    assert set(events["kind"]) <= {"client_log", "client_step", "client_panel", "client_usage", "client_warnings", "traceback"}
+    assert set(events["kind"]) <= {"client_log", "client_step", "client_panel", "client_usage", "client_warnings", "client_exports",
+                                  "traceback"}
     assert diagnose(run) == []
 
 
@@ -46,6 +48,23 @@ def test_aiperf_console_lines_behind_its_progress_bars(ingest_one):
     (source,) = result.sources
     assert source.lines_by_table["bench"] == 94  # its four result tables, read by the bench format first
     assert source.unparsed <= 20
+
+
+def test_aiperf_console_trailer_and_wrapped_command_are_typed(ingest_one):
+    """After its tables AIPerf's console prints its command, wrapped at the terminal's width, the
+    run's duration and its export paths (a long one wrapped onto the next line): all typed."""
+    _, run = ingest_one(ENGINES / "aiperf" / "aiperf.txt")
+    config = run.table("config").collect()
+    bench = dict(zip(config["key"], config["value"]))
+    assert bench["bench.endpoint_type"] == "chat"  # the value starts the second line
+    assert (bench["bench.concurrency"], bench["bench.request_count"], bench["bench.tool"]) == ("8", "150", "aiperf")
+    assert bench["bench.ui_type"] == "simple"  # a flag of the last line
+    events = run.table("events").filter(pl.col("kind") == "client_exports").sort("line_no").collect()
+    fields = [json.loads(f) for f in events["fields"]]
+    assert fields[0]["duration_s"] == 43.43
+    assert fields[3]["export"] == "Server Metrics CSV Export"
+    assert fields[3]["path"].endswith("/artifacts/server_metrics_export.csv")  # from the line below it
+    assert events.height == 6 and set(events["severity"]) == {"info"}
 
 
 def test_aiperf_log_file_keeps_logger_as_process(ingest_one):

@@ -70,7 +70,8 @@ def _cmdline(rows: pl.DataFrame) -> pl.DataFrame:
     for the client's log (loganalyze/formats/client_log.py)."""
     usage = pl.col("body").str.starts_with("usage: ")
     unread = rows.filter(usage).select("line_no", unread=pl.lit(True))
-    rows = rows.filter(~usage)
+    # A wrapped command line (its continuation lines) reads as the one line it was.
+    rows = rows.filter(~usage).with_columns(body=pl.col("body").str.replace_all(r"\s*\n", " "))
     flag = r"--[\w-]+(?:[ =](?:[^-\s]\S*|-\d\S*)(?:\s+(?:[^-\s]\S*|-\d\S*))*)?"
     tool = tool_name(pl.col("body").str.extract(rf"({TOOLS})", 1))
     text = pl.col("body") + " --tool " + tool
@@ -189,9 +190,19 @@ KINDS = (
     LineKind(
         # `perf`: GenAI-Perf's and AIPerf's command lines hold no `bench` (fixtures/real/bench/91).
         name="bench_cmdline", table="config", needle=("bench", "perf", "guidellm"), match=CMDLINE, handler=_cmdline,
+        # AIPerf's console wraps its `CLI Command: aiperf profile ...` at the terminal's width: the
+        # later lines start with a flag, or with the quoted value of the flag that ended the line above.
+        continuation=r"^(?:'[^'\n]*' )?--[\w-]+(?:[ =]|$)",
         samples=("python3 -m sglang.bench_serving --backend sglang --num-prompts 3000 --max-concurrency 64",
                  Sample("genai-perf -m my_model -- -b 1 -u server:8001 -i grpc --concurrency-range 64",
-                        **{"bench.concurrency_range": "64", "bench.tool": "genai-perf"})),
+                        **{"bench.concurrency_range": "64", "bench.tool": "genai-perf"}),
+                 Sample("CLI Command: aiperf profile --model 'tiny-llama' --endpoint-type \n"
+                        "'chat' --streaming --concurrency 8 --request-count 150 \n"
+                        "--output-artifact-dir 'artifacts' --no-auto-plot",
+                        **{"bench.model": "tiny-llama", "bench.endpoint_type": "chat", "bench.streaming": "True",
+                           "bench.concurrency": "8", "bench.request_count": "150",
+                           "bench.output_artifact_dir": "artifacts", "bench.no_auto_plot": "True",
+                           "bench.tool": "aiperf"})),
     ),
     LineKind(
         name="bench_namespace", table="config", needle="Namespace(", match=r"^Namespace\(", handler=_namespace,

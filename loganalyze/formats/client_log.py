@@ -102,6 +102,20 @@ KINDS = (
         samples=(Sample("╭───────────── Output Sequence Length Mismatch Warning ─────────────╮",
                         title="Output Sequence Length Mismatch Warning", severity="warning"),),
     ),
+    # What AIPerf's console prints after its tables: the run's duration and where it wrote its
+    # exports (a long path wrapped onto the next line at the terminal's width).
+    LineKind(
+        name="client_exports", table="events", needle=("Export:", "Log File:", "Benchmark Duration: "),
+        match=r"^(?:(?:Server Metrics )?(?:CSV|JSON) Export|Log File|Benchmark Duration):(?: |$)",
+        pattern=r"^(?:Benchmark Duration: (?P<duration_s>[\d.]+) sec|(?P<export>[\w ]+?):\s*(?P<path>\S+))",
+        types={"duration_s": pl.Float64}, continuation=r"^/\S+$", pack="fields", message=True,
+        const={"severity": "info"},
+        samples=(Sample("Benchmark Duration: 43.43 sec", duration_s=43.43),
+                 Sample("CSV Export: /tmp/rec/aiperf/artifacts/profile_export_aiperf.csv", export="CSV Export",
+                        path="/tmp/rec/aiperf/artifacts/profile_export_aiperf.csv"),
+                 Sample("Log File: /tmp/rec/aiperf/artifacts/logs/aiperf.log", export="Log File",
+                        path="/tmp/rec/aiperf/artifacts/logs/aiperf.log")),
+    ),
     LineKind(
         name="client_log", table="events", needle="", levels=LEVELS, fallback=True, message=True, handler=_severity,
         samples=(
