@@ -46,7 +46,9 @@ def test_aiperf_console_lines_behind_its_progress_bars(ingest_one):
     assert behind["severity"].to_list()[0] == "warning"
     assert events.filter(pl.col("message") == "All credits completed")["severity"].to_list() == ["info"]  # NOTICE
     (source,) = result.sources
-    assert source.lines_by_table["bench"] == 94  # its four result tables, read by the bench format first
+    assert source.lines_by_table["bench"] == 63  # its four result tables (lines 305-367), read by the bench format first
+    panels = events.filter(pl.col("kind") == "client_panel")["line_no"].to_list()
+    assert panels == [374, 382, 398]  # its notices after the tables are panels, not more of the tables
     assert source.unparsed <= 20
 
 
