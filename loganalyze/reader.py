@@ -265,6 +265,10 @@ def _lines_blocks(f: io.BufferedIOBase, batch_bytes: int) -> Iterator[tuple[byte
     """Yield byte chunks that end on a line boundary (the last one may not), each with the
     number of bytes left out of its first line.
 
+    A last line without a line end is part of the chunk before it (one batch is held back
+    for it), so that it is parsed with the lines above it: a traceback's last frame, a
+    dump's last line, pasted from a ticket without a final newline.
+
     A file whose first batch has CRs and no LF has CR line ends: its CRs become LFs.
 
     A line longer than a batch is gathered in a list, not by repeated concatenation, until
@@ -275,6 +279,7 @@ def _lines_blocks(f: io.BufferedIOBase, batch_bytes: int) -> Iterator[tuple[byte
     pending: list[bytes] = []
     pending_bytes = dropped = 0
     cr_only = None
+    held: tuple[bytes, int] | None = None  # the chunk before, which a last line without LF joins
     while block := f.read(batch_bytes):
         if cr_only is None:  # a file whose lines end in CR alone (classic Mac, some serial consoles)
             cr_only = b"\n" not in block and b"\r" in block
@@ -296,8 +301,14 @@ def _lines_blocks(f: io.BufferedIOBase, batch_bytes: int) -> Iterator[tuple[byte
                 pending[-1], dropped = _whole_utf8(pending[-1])
             start = block.find(b"\n")
             dropped += start
-        yield b"".join([*pending, memoryview(block)[start : cut + 1]]), dropped  # a view: copied once, by join
+        if held is not None:
+            yield held
+        held = b"".join([*pending, memoryview(block)[start : cut + 1]]), dropped  # a view: copied once, by join
         pending, pending_bytes, dropped = [block[cut + 1 :]], len(block) - cut - 1, 0
+    if held is not None and pending_bytes and not dropped and pending_bytes <= KEPT_BYTES:
+        held, pending_bytes = (held[0] + b"".join(pending), held[1]), 0
+    if held is not None:
+        yield held
     if pending_bytes:
         yield b"".join(pending), dropped
 

@@ -8,11 +8,13 @@ import os
 import sys
 from pathlib import Path
 
+import polars as pl
 import pytest
 import zstandard
 from click.testing import CliRunner
 
 from conftest import FIXTURES, ROOT, sample
+import loganalyze as la
 from loganalyze import formats
 from loganalyze.cli import main
 
@@ -385,3 +387,23 @@ def test_worker_processes_know_the_format_files_installed(tmp_path, monkeypatch)
     alone = la.ingest([paths[0]], run="one", store=tmp_path / "one")
     assert [s.format for s in result.sources] == ["llamacpp-example"] * 2
     assert result.sources[0].tables == alone.sources[0].tables
+
+
+def test_a_last_line_without_newline_is_read_with_the_lines_above(tmp_path):
+    """The recorded unclean shutdown ends `See https://nanobind...` with no line end: the
+    nanobind leak report's last line, typed with it (it was read alone, as a batch of its own)."""
+    from loganalyze.reader import ReadStats, read_batches
+
+    log = FIXTURES / "engines" / "vllm-0.32" / "unclean-shutdown" / "server.log"
+    assert not log.read_bytes().endswith(b"\n")
+    small = tmp_path / "cut.log"
+    small.write_bytes(b"line1\nline2\nlast")
+    frames = [f["text"].to_list() for f in read_batches(small, ReadStats(), batch_bytes=6)]
+    assert frames == [["line1"], ["line2", "last"]]
+    code, out = cli("ingest", log, "--store", tmp_path / "s", "--run", "r", "-q")
+    assert code == 0, out
+    run = la.open_run("r", tmp_path / "s")
+    last = len(log.read_bytes().split(b"\n"))
+    assert last not in run.table("unparsed").collect()["line_no"].to_list()
+    owned = run.table("events").collect().filter(pl.col("line_no") + pl.col("span") > last)
+    assert owned["message"].str.contains("nanobind").to_list() == [True]
