@@ -163,7 +163,29 @@ def spool_stdin(folder: Path) -> Path:
     return path
 
 
-class _ZstdFrames(io.RawIOBase):
+class _Refilled(io.RawIOBase):
+    """A raw stream whose bytes come from its `_fill` (more bytes into `out`; False at the end)."""
+
+    out: bytes  # what `_fill` gave last, and how far into it the reader is
+    at: int
+
+    def readable(self) -> bool:
+        return True
+
+    def _fill(self) -> bool:
+        raise NotImplementedError
+
+    def readinto(self, buf) -> int:
+        while self.at >= len(self.out):
+            if not self._fill():
+                return 0
+        n = min(len(buf), len(self.out) - self.at)
+        memoryview(buf).cast("B")[:n] = memoryview(self.out)[self.at : self.at + n]
+        self.at += n
+        return n
+
+
+class _ZstdFrames(_Refilled):
     """The decompressed bytes of one or more zstd frames; a frame cut short is an EOFError
     (as gzip raises for a truncated .gz), where zstandard's stream reader ends quietly."""
 
@@ -175,9 +197,6 @@ class _ZstdFrames(io.RawIOBase):
         self.raw, self.new = raw, zstandard.ZstdDecompressor().decompressobj
         self.obj, self.in_frame = self.new(), False
         self.out, self.at = b"", 0
-
-    def readable(self) -> bool:
-        return True
 
     def _fill(self) -> bool:
         """Decompress more; False at the end of the input."""
@@ -196,17 +215,8 @@ class _ZstdFrames(io.RawIOBase):
         self.out, self.at = b"".join(chunks), 0
         return True
 
-    def readinto(self, buf) -> int:
-        while self.at >= len(self.out):
-            if not self._fill():
-                return 0
-        n = min(len(buf), len(self.out) - self.at)
-        memoryview(buf).cast("B")[:n] = memoryview(self.out)[self.at : self.at + n]
-        self.at += n
-        return n
 
-
-class _ParquetRows(io.RawIOBase):
+class _ParquetRows(_Refilled):
     """A Parquet file's rows as lines of JSON, one row a line, its null cells left out.
 
     Why: some clients write their results as Parquet (AIPerf's server_metrics_export.parquet).
@@ -225,9 +235,6 @@ class _ParquetRows(io.RawIOBase):
             raise EOFError(f"not a readable Parquet file: {e}") from None
         self.out, self.at = b"", 0
 
-    def readable(self) -> bool:
-        return True
-
     def _fill(self) -> bool:
         batch = next(self.batches, None)
         if batch is None:
@@ -239,15 +246,6 @@ class _ParquetRows(io.RawIOBase):
                                            pl.lit("}")))
         self.out, self.at = ("\n".join(lines.to_series().to_list()) + "\n").encode(), 0
         return True
-
-    def readinto(self, buf) -> int:
-        while self.at >= len(self.out):
-            if not self._fill():
-                return 0
-        n = min(len(buf), len(self.out) - self.at)
-        memoryview(buf).cast("B")[:n] = memoryview(self.out)[self.at : self.at + n]
-        self.at += n
-        return n
 
 
 def _decompressed(src: Input, raw: _Snapshot) -> io.BufferedIOBase:
