@@ -306,3 +306,8 @@ NUMEXPR = info_event(
      Sample('Note: NumExpr detected 128 cores but "NUMEXPR_MAX_THREADS" not set, so enforcing safe limit of 16.',
             cores=128, limit=16)),
     types={"threads": I, "cores": I, "limit": I, "virtual_cores": I, "maximum": I})
+
+
+# The kinds of Python and library lines that both engines print, in the order both declare them.
+ENGINE_PROCESS_KINDS = (PYTHON_WARNING, TORCH_WARNING, NANOBIND_LEAKS, GLOO_CONNECTED, WEIGHTS_FORMAT,
+                        NUMEXPR, STACK_DUMP, FATAL_ERROR, TRANSFER_ERROR, TRANSFER_ENGINE)

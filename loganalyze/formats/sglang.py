@@ -11,9 +11,7 @@ from functools import partial
 import polars as pl
 
 from loganalyze.formats.common import (
-    ACCESS, FATAL_ERROR, GLOO_CONNECTED, NANOBIND_LEAKS, NUMEXPR, PROGRESS, PYTHON_WARNING,
-    STACK_DUMP, TORCH_WARNING, TRACEBACK, TRANSFER_ENGINE, TRANSFER_ERROR, UVICORN, UVICORN_WARNING, WEIGHTS_FORMAT,
-    stats_kind,
+    ACCESS, ENGINE_PROCESS_KINDS, PROGRESS, TRACEBACK, UVICORN, UVICORN_WARNING, stats_kind,
 )
 from loganalyze.formats.config import config_value, explode_pairs, key_equals_value, repr_dump
 from loganalyze.formats.spec import Key, LineKind, LogFormat, Sample, TsFormat
@@ -352,16 +350,7 @@ KINDS = (
     UVICORN,
     UVICORN_WARNING,
     PROGRESS,
-    PYTHON_WARNING,
-    TORCH_WARNING,
-    NANOBIND_LEAKS,
-    GLOO_CONNECTED,
-    WEIGHTS_FORMAT,
-    NUMEXPR,
-    STACK_DUMP,
-    FATAL_ERROR,
-    TRANSFER_ERROR,
-    TRANSFER_ENGINE,
+    *ENGINE_PROCESS_KINDS,
     ACCESS,
     TRACEBACK,
 )

@@ -9,8 +9,7 @@ from dataclasses import replace
 import polars as pl
 
 from loganalyze.formats.common import (
-    FATAL_ERROR, GLOO_CONNECTED, NANOBIND_LEAKS, NUMEXPR, PYTHON_WARNING, STACK_DUMP, TORCH_WARNING, TRACEBACK,
-    TRACEBACK_CONTINUATION, TRANSFER_ENGINE, TRANSFER_ERROR, WEIGHTS_FORMAT,
+    ENGINE_PROCESS_KINDS, TRACEBACK, TRACEBACK_CONTINUATION,
 )
 from loganalyze.formats.spec import LineKind, Sample
 from loganalyze.formats.vllm.lines import event
@@ -140,16 +139,7 @@ KINDS = (
            ("(VllmWorkerProcess pid=761) INFO 07-24 08:25:45 pynccl.py:63] vLLM is using nccl==2.20.5",)),
     event("process_crash", "Process ", r"^Process (?P<process_name>[\w-]+):$", "critical",
            ("(EngineCore pid=104) Process EngineCore:",), match=r"^Process [\w-]+:$"),
-    PYTHON_WARNING,
-    TORCH_WARNING,
-    NANOBIND_LEAKS,
-    GLOO_CONNECTED,
-    WEIGHTS_FORMAT,
-    NUMEXPR,
-    STACK_DUMP,
-    FATAL_ERROR,
-    TRANSFER_ERROR,
-    TRANSFER_ENGINE,
+    *ENGINE_PROCESS_KINDS,
     replace(TRACEBACK, orphan=r'^\s*File "', samples=(
         # A log cut mid-traceback (fixtures/real/vllm/36_*.log): no final error line, so no fields.
         Sample("\n".join((
