@@ -105,7 +105,7 @@ def test_03_direct_pointer_nvlink_is_healthy(ingest_one):
     assert links.filter(pl.col("what") == "connected")["connected"].to_list() == ["all rings"] * 3
     fam = nccl(run)
     assert fam.summary["channels_max"] == 7 and fam.summary["p2p_links"] == 13
-    assert severities(run) == {"nccl-transport": "info"}
+    assert severities(run) == {}  # a healthy transport stays quiet
 
 
 def test_04_cumem_two_nodes_sixteen_channels(ingest_one):
@@ -116,7 +116,7 @@ def test_04_cumem_two_nodes_sixteen_channels(ingest_one):
     row = links.filter(pl.col("host") == "node02").row(0, named=True)
     assert (row["src_rank"], row["src_gpu"], row["dst_rank"], row["dst_gpu"], row["conn_index"]) == (14, 6, 12, 4, 0)
     assert nccl(run).summary["channels_max"] == 16
-    assert severities(run) == {"nccl-transport": "info"}
+    assert severities(run) == {}  # a healthy transport stays quiet
 
 
 def test_06_bus_id_peers_ipc_read_and_one_nic(ingest_one):
@@ -267,7 +267,7 @@ def test_17_nvlink_bridge_busbw_and_bare_prefixes(ingest_one):
     s = nccl(run).summary
     assert (s["perf_nranks"], s["busbw_large"], s["channels_max"]) == (2, 115.93, 24)  # ranks solved from busbw/algbw
     sev = severities(run)
-    assert sev == {"nccl-transport": "info", "nccl-bandwidth": "info"}
+    assert sev == {"nccl-bandwidth": "info"}  # the transport is healthy: no note of it
     assert "NVLink is in use" in findings(run)["nccl-bandwidth"][0].verdict
 
 
@@ -336,7 +336,7 @@ def test_25_old_format_init_and_version_without_prefix(ingest_one):
     devices = table(run, "nccl_perf", "device")
     assert devices.select("dev_rank", "group", "bus", "device_name").rows() == [
         (0, None, "0xc1", "NVIDIA RTX A6000"), (1, None, "0xc2", "NVIDIA RTX A6000")]
-    assert severities(run) == {"nccl-transport": "info"}
+    assert severities(run) == {}  # a healthy transport stays quiet
 
 
 # ---------------------------------------------------------------- line forms not in the samples
@@ -431,7 +431,7 @@ def test_47_old_ring_behind_user_line_numbers_is_healthy(ingest_one):
     links = table(run, "nccl_links", "link")
     assert links.height == 11 and links["host"].null_count() == 11 and links["peer_format"].unique().to_list() == ["busid"]
     assert dict(links["transport"].value_counts().iter_rows()) == {"P2P/IPC": 9, "NET/IB": 2}
-    assert severities(run) == {"nccl-transport": "info"}
+    assert severities(run) == {}  # a healthy transport stays quiet
 
 
 def test_50_and_63_direct_shared_memory_is_shm(ingest_one):
@@ -450,7 +450,7 @@ def test_51_old_ring_p2p_ipc_cuda_devices(ingest_one):
     assert links.height == 19 and links["peer_format"].unique().to_list() == ["cuda"]
     first = links.row(0, named=True)
     assert (first["host"], first["src_rank"], first["src_gpu"], first["dst_rank"], first["dst_gpu"]) == ("host4", 26, 2, 24, 0)
-    assert severities(run) == {"nccl-transport": "info"}
+    assert severities(run) == {}  # a healthy transport stays quiet
 
 
 def test_49_nccl24_socket_ring_across_hosts_says_tcp(ingest_one):
@@ -698,8 +698,8 @@ def test_93_old_rows_without_redop_or_root_named_by_the_command_below(ingest_one
     perf = perf_rows(run.table("nccl_perf").collect())
     assert perf.height == 12 and set(perf["test"]) == {"broadcast_perf"}
     assert perf.filter(pl.col("size") == 134217728).select("oop_busbw", "ip_busbw", "ip_wrong").row(0) == (20.34, 21.86, 0.0)
-    (finding,) = [f for f in diagnose(run) if f.id == "nccl-bandwidth"]
-    assert finding.severity == "info" and finding.confidence == "low" and "names no GPUs" in finding.verdict
+    # 20 GB/s is not low by the PCIe rule of thumb, and no GPU is named: no reference, no verdict
+    assert not [f for f in diagnose(run) if f.id == "nccl-bandwidth"]
 
 
 def test_100_two_channels_through_one_nic_are_what_the_network_gives(ingest_one):
@@ -737,12 +737,11 @@ def test_120_the_old_completion_error_wording_is_a_failure(ingest_one):
     assert "InfiniBand/RoCE" in f.verdict
 
 
-def test_119_fast_busbw_on_16_unnamed_ranks_claims_no_nvlink_reference(ingest_one):
-    """cluster-toolkit#3644: all_gather rows only, 185 GB/s at 2 GiB on 16 ranks (from busbw/algbw), no GPU named."""
+def test_119_fast_busbw_on_16_unnamed_ranks_gets_no_verdict(ingest_one):
+    """cluster-toolkit#3644: all_gather rows only, 185 GB/s at 2 GiB on 16 ranks (from busbw/algbw), no GPU
+    named: no reference fits, so nothing is said (the healthy log stays quiet)."""
     _, run = ingest_one(sample("nccl", "119_"))
-    (f,) = findings(run)["nccl-bandwidth"]
-    assert (f.severity, f.confidence) == ("info", "low") and "no reference" in f.verdict
-    assert "NVLink is in use" not in f.verdict
+    assert nccl(run).summary["busbw_large"] == 185.8 and severities(run) == {}
 
 
 def test_p2p_level_is_moot_with_one_rank_a_node(ingest_one, tmp_path):
@@ -750,8 +749,7 @@ def test_p2p_level_is_moot_with_one_rank_a_node(ingest_one, tmp_path):
     no two GPUs share a box, so the setting turns off nothing; with two local ranks it would."""
     path = next((SAMPLES / "nccl").glob("131_*.log"))
     _, run = ingest_one(path)
-    (f,) = findings(run)["nccl-transport"]
-    assert (f.severity, f.title) == ("info", "NCCL transport: NET/IB") and "disabled" not in f.verdict
+    assert "nccl-transport" not in findings(run)  # a working RoCE init: nothing to say
     two = tmp_path / "two.log"
     two.write_text(path.read_text().replace("localRanks 1 localRank 0", "localRanks 2 localRank 0"))
     _, run = ingest_one(two, name="two")
