@@ -99,3 +99,35 @@ def test_a_vllm_log_behind_a_users_logging_format_stays_vllm():
     ])
     fmt, scores = formats.detect(lines)
     assert fmt.name == "vllm" and scores["client-log"] == 0.0
+
+
+def test_a_clients_httpx_answers_are_its_requests_and_their_errors_a_finding(ingest_one):
+    """bench/81 (gpustack's benchmark script, OpenAI SDK at INFO): httpx logs each answer
+    (`HTTP Request: POST .../v1/chat/completions "HTTP/1.1 503 Service Unavailable"`) and the
+    SDK its retries; no result counts failures, so the finding says what was answered, no more."""
+    result, run = ingest_one(sample("bench", "81_"))
+    assert _format(result) == "client-log"
+    rows = run.table("requests").collect()
+    assert rows.select("kind", "method", "path", "http").unique().rows() == [
+        ("client_http", "POST", "/v1/chat/completions", "1.1")]
+    assert rows["status"].to_list() == [503] * 6
+    retry = run.table("events").filter(pl.col("kind") == "client_retry").collect()
+    assert (retry["severity"].to_list(), json.loads(retry["fields"][0])["delay_s"]) == (["warning"], 0.384627)
+    (found,) = diagnose(run)
+    assert (found.id, found.severity, found.metrics["statuses"]) == ("bench-failures", "warning", {"503": 6})
+    assert "6 HTTP 503" in found.verdict and "not known" in found.verdict
+
+
+def test_a_servers_httpx_lines_to_the_hub_do_not_make_it_a_client():
+    """Servers log httpx lines too, for the Hugging Face hub (the HEAD line is from a model
+    mirror's journal, vtuber-plan/olah#14): only a POST to an inference route marks a client."""
+    lines = pl.Series([
+        "2024-08-08 11:18:50 | INFO | httpx | HTTP Request: HEAD https://huggingface.co/api/models/meta-llama/"
+        'Meta-Llama-3.1-405B-Instruct-FP8/revision/7c365a34d0fed5b4afb118cf253395f47f6efa72 "HTTP/1.1 200 OK"',
+        "INFO 06-02 11:03:56 [api_server.py:1336] Starting vLLM API server on http://0.0.0.0:8000",
+        "INFO 04-10 03:44:38 [loggers.py:87] Engine 000: Avg prompt throughput: 10.8 tokens/s, Avg generation "
+        "throughput: 34.3 tokens/s, Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.1%, Prefix cache hit "
+        "rate: 85.7%",
+    ])
+    fmt, scores = formats.detect(lines)
+    assert fmt.name == "vllm" and scores["client-log"] == 0.0

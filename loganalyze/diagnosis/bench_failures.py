@@ -1,4 +1,4 @@
-"""Benchmark results that cannot be taken at face value: one module, four findings.
+"""Benchmark results that cannot be taken at face value: one module, five findings.
 
 * bench-failures (failed-requests): requests that failed (vLLM's `Failed requests`; for sglang, which
   prints no count, and vLLM before it did, prompts sent - `Successful requests`, the prompts
@@ -13,6 +13,9 @@
   the server counted means the output does not round-trip (garbage after ignore_eos, special
   tokens, a tokenizer mismatch), so tokens/s may count tokens no user would see (sample
   sglang/11: 231736 retokenized of 512000).
+* bench-failures (client-error-answers): where no result counts failures, the error answers in
+  the client's own request lines (httpx's, bench/81): what the server answered, not how many
+  requests were lost, since the OpenAI SDK retries.
 * bench-overload: every prompt sent at once, or a request rate well above what the server
   completes: TTFT is time in the queue and throughput the saturated capacity (samples
   vllm/32: 1000 prompts at rate inf, TTFT 9.6 s against TPOT 78 ms; vllm/34: 65 requests/s
@@ -40,6 +43,7 @@ from loganalyze.kinds import kind_in, kinds
 
 TRACEBACKS = kinds("traceback", "exception")
 USAGE = kinds("client_usage")
+CLIENT_HTTP, RETRIES = kinds("client_http"), kinds("client_retry")
 
 FAILED_WARNING = 0.01
 FAILED_CRITICAL = 0.10
@@ -328,10 +332,45 @@ def _usage_error(ctx: Case) -> list[Finding]:
     )]
 
 
+def _client_answers(ctx: Case) -> list[Finding]:
+    """Error answers in the client's own request lines (httpx's `HTTP Request: POST ...
+    "HTTP/1.1 503 Service Unavailable"`, fixtures/real/bench/81), where no result counts failed
+    requests: an answer is not a request's end (the OpenAI SDK retries 429 and 5xx), so this
+    says what the server answered, not how many requests were lost."""
+    clients = ctx.client_sources()
+    rows = ctx.run.table("requests").filter(pl.col("source").is_in(clients) & kind_in(CLIENT_HTTP)).collect() \
+        if clients and "requests" in ctx.run.tables() else pl.DataFrame()
+    bad = rows.filter(pl.col("status") >= 400) if rows.height else rows
+    if bad.height == 0:
+        return []
+    counted = bad.group_by("status").len().sort("len", "status", descending=[True, False]).head(2)
+    parts = [f"{n:,} HTTP {c}" + (f" ({REFUSALS[c]})" if c in REFUSALS else "")
+             for c, n in zip(counted["status"], counted["len"])]
+    retries = ctx.events(pl.col("source").is_in(clients) & kind_in(RETRIES))
+    retried = (f" The client retried ({retries.height:,} retry line(s)): a retried request that then succeeds carries "
+               "its wait into the latencies, and a benchmark that counts a request by its last answer can report it "
+               "as a success." if retries.height else "")
+    share = bad.height / rows.height
+    return [Finding(
+        id="bench-failures", severity="warning" if share >= FAILED_WARNING else "info",
+        title=f"The server answered {bad.height:,} of the client's requests with an error",
+        verdict=f"Of {rows.height:,} responses the client logged, {'; '.join(parts)}.{retried} The log holds no "
+                "result that counts failed requests, so how many requests were lost in the end is not known.",
+        impact=round(share, 3), impact_text=f"{share:.0%} of the logged responses were errors",
+        recommendation=(TOO_LONG if counted["status"][0] == 400 else
+                        "Read the server's log for the window of these answers (not ready, overloaded, shutting "
+                        "down); lower the concurrency or wait for readiness, and rerun before comparing numbers."),
+        evidence=ctx.evidence(bad.sort("source", "line_no").head(1)) + ctx.evidence(retries.head(1)),
+        metrics={"problem": "client-error-answers", "responses": rows.height, "errors": bad.height,
+                 "statuses": dict(zip(map(str, counted["status"]), counted["len"])), "retries": retries.height},
+        confidence="medium",
+    )]
+
+
 def find(ctx: Case) -> list[Finding]:
     sweep = ctx.metrics.get("sweep")
     if not sweep:
-        return _usage_error(ctx)
+        return _usage_error(ctx) + _client_answers(ctx)
     # One result per level, plus the results of no level: they name none, or print no
     # throughput to rank them by (a block cut short, a run where nearly every request failed).
     levels, results = sweep.frames["levels"], sweep.frames["results"]

@@ -54,6 +54,8 @@ AIPERF_LOGGER = (r"aiperf\.[\w.]+|(?:system_controller|records_manager|timing_ma
 AIPERF_FILE = (r"(?:system_controller(?:_dispatch)?|records_manager|dataset_manager|timing_manager|worker_manager"
                r"|service_registry|osl_mismatch_metrics|event_loop_monitor|phase_orchestrator|_single_run"
                r"|tokenizer_(?:validator|display)|exporter_manager|base_service_manager)\.py:\d+")
+# An OpenAI-style inference route that a client posts to (CLIENT_HTTP below).
+HTTP_ROUTE = r"/v1/(?:chat/)?completions|/generate\b"
 DETECT = (
     rf"^\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? - (?:{AIPERF_LOGGER}) - (?:{LEVEL}) - ",
     rf"^(?:{BARS}){CLOCK} (?:{LEVEL}) +.*(?:\(| {{2}}){AIPERF_FILE}\)?\s*$",
@@ -63,6 +65,7 @@ DETECT = (
     # Their own words, behind any logging header.
     r"\bAIPerf System\b|^Starting benchmark for strategy: |^Detected passthrough args: "
     r"|^usage: (?:genai-perf|aiperf|guidellm) ",
+    rf'HTTP Request: POST \S*(?:{HTTP_ROUTE}) "HTTP/|Retrying request to /(?:v1/)?(?:chat/)?completions in ',
 )
 
 
@@ -78,8 +81,31 @@ def _panel_severity(rows: pl.DataFrame) -> pl.DataFrame:
     return rows.with_columns(severity=pl.when(warns).then(pl.lit("warning")).otherwise(pl.lit("info")))
 
 
+# The lines of Python's HTTP clients that a benchmark script logs when its logging is at INFO:
+# httpx's one line per response (`HTTP Request: POST http://host/v1/chat/completions
+# "HTTP/1.1 503 Service Unavailable"`) and the OpenAI SDK's `Retrying request to
+# /chat/completions in 0.38 seconds` (fixtures/real/bench/81). Servers print httpx lines too,
+# for the Hugging Face hub (HEAD/GET to huggingface.co), so only a request to an OpenAI-style
+# inference route marks a file as a client's.
+CLIENT_HTTP = LineKind(
+    name="client_http", table="requests", needle="HTTP Request: ", match=r"^HTTP Request: [A-Z]+ \S+ \"HTTP/",
+    pattern=r'^HTTP Request: (?P<method>[A-Z]+) (?:\w+://[^/\s]+)?(?P<path>\S*) "HTTP/(?P<http>[\d.]+) (?P<status>\d{3})',
+    types={"status": pl.Int64},
+    samples=(Sample('HTTP Request: POST http://10.0.0.13/v1/chat/completions "HTTP/1.1 503 Service Unavailable"',
+                    method="POST", path="/v1/chat/completions", http="1.1", status=503),),
+)
+CLIENT_RETRY = LineKind(
+    name="client_retry", table="events", needle="Retrying request to ", match=r"^Retrying request to \S+ in [\d.]+ seconds",
+    pattern=r"^Retrying request to (?P<path>\S+) in (?P<delay_s>[\d.]+) seconds", types={"delay_s": pl.Float64},
+    pack="fields", message=True, const={"severity": "warning"},
+    samples=(Sample("Retrying request to /chat/completions in 0.384627 seconds", path="/chat/completions",
+                    delay_s=0.384627),),
+)
+
 KINDS = (
     common.TRACEBACK,
+    CLIENT_HTTP,
+    CLIENT_RETRY,
     # argparse's refusal: the client exits before it sends a request (model_analyzer's
     # genai-perf command line without `profile`, fixtures/real/bench/91).
     LineKind(
