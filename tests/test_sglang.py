@@ -382,3 +382,14 @@ def test_mooncake_startup_lines_behind_glog_are_typed_and_quiet(tmp_path, ingest
     assert ev["kind"].to_list() == ["transfer_engine"] * 5 and ev["level"].to_list()[:4] == ["INFO"] * 4
     assert [json.loads(f).get("hcas") for f in ev["fields"]][2] == 1
     assert diagnose(run) == []
+
+
+def test_51_a_plateau_on_a_full_cache_is_not_the_clients_limit(ingest_one):
+    """DeepSeek-V3 at token usage 1.00 with 2 running and nothing queued, retracting: the KV
+    cache is the limit, so no note may say "the server is not the limit" beside kv-pressure."""
+    _, run = ingest_one(sample("sglang", "51_"))
+    timeline = metrics.compute(run)["concurrency"].frames["timeline"]
+    assert timeline["running"].unique().to_list() == [2] and timeline["queued"].max() == 0
+    assert timeline["token_usage"].min() >= 0.9
+    found = [f.id for f in diagnose(run)]
+    assert found[0] == "kv-pressure" and "client-limited" not in found

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import polars as pl
+
 from loganalyze.diagnosis.base import Case, Finding
+from loganalyze.diagnosis.kv_pressure import FULL
 
 MIN_ROWS = 5
 
@@ -17,7 +20,9 @@ def find(ctx: Case) -> list[Finding]:
         return []
     if s["cap"] and s["running_max"] >= s["cap"]:
         return []
-    top = t.filter(t["running"] == s["running_max"])
+    # A plateau on a full KV cache is the server's memory, whatever the client sends: saying
+    # "the server is not the limit" beside kv-pressure would contradict it (sglang/51, vllm/14).
+    top = t.filter((pl.col("running") == s["running_max"]) & ~(pl.col("token_usage") >= FULL).fill_null(False))
     if top.height < 0.5 * t.height:
         return []
     return [Finding(
