@@ -25,6 +25,12 @@ MAX_EVIDENCE = 5
 EXCERPT = 240
 
 
+def value_range(values: pl.Series) -> str:
+    """`14` where every value is 14, else `12-14`: a verdict reads "14 requests wait", not "14-14"."""
+    low, high = values.min(), values.max()
+    return f"{low}" if low == high else f"{low}-{high}"
+
+
 def extreme_rows(rows: pl.DataFrame, column: str, n: int = 3, largest: bool = True) -> pl.DataFrame:
     """The `n` rows with the largest (or smallest) `column`, ties in frame order, rows where
     it is null left out: a stable sort then `head(n)`, without sorting millions of rows to

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Case, Finding, extreme_rows
+from loganalyze.diagnosis.base import Case, Finding, extreme_rows, value_range
 
 SMALL_BATCH = 8
 SLOW_MS = 75.0
@@ -36,7 +36,7 @@ def find(ctx: Case) -> list[Finding]:
     return [Finding(
         id="slow-decode", severity="warning",
         title=f"Slow decode steps: {fastest:.0f} ms at batch <= {SMALL_BATCH}",
-        verdict=(f"With {small['running'].min()}-{small['running'].max()} requests running a decode step takes "
+        verdict=(f"With {value_range(small['running'])} requests running a decode step takes "
                  f"at least {fastest:.0f} ms (median {median:.0f} ms over {small.height} intervals), at most "
                  f"{tok_s:.1f} tok/s per request: "
                  "per-step overhead, not queueing or capacity."),

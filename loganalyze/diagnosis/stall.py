@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Case, Finding
+from loganalyze.diagnosis.base import Case, Finding, value_range
 
 MIN_ROWS = 2
 QUEUE_TO_RUNNING = 5
@@ -30,15 +30,15 @@ def find(ctx: Case) -> list[Finding]:
     if stalled.height < MIN_ROWS or stalled.height < 0.5 * t.height:
         return []
     span = stalled["ts"].max() - stalled["ts"].min() if stalled["ts"].null_count() == 0 else None
-    minutes = f" over {span.total_seconds() / 60:.0f} min" if span else ""
+    seconds = span.total_seconds() if span else 0
+    minutes = f" over {seconds / 60:.0f} min" if seconds >= 90 else f" over {seconds:.0f} s" if span else ""
     tput = stalled["gen_throughput"].median()
     return [Finding(
         id="hang", severity="critical",
         title="Scheduler stalled: requests wait while almost nothing runs",
-        verdict=(f"In {stalled.height} of {t.height} stats intervals{minutes}, {stalled['queued'].min()}-"
-                 f"{stalled['queued'].max()} requests wait while only {stalled['running'].min()}-"
-                 f"{stalled['running'].max()} run (generation {tput:.1f} tok/s) with KV room left: waiting requests "
-                 "are not admitted. This is a stall, not a cap or memory."),
+        verdict=(f"In {stalled.height} of {t.height} stats intervals{minutes}, {value_range(stalled['queued'])} "
+                 f"requests wait while only {value_range(stalled['running'])} run (generation {tput:.1f} tok/s) "
+                 "with KV room left: waiting requests are not admitted. This is a stall, not a cap or memory."),
         impact=0.9, impact_text="waiting requests are not served",
         recommendation=("Look for a scheduler stall: upgrade past known admission deadlocks, disable the feature "
                         "in the path (multi-step scheduling, chunked prefill, prefix caching) to bisect, and check "
