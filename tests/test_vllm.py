@@ -779,3 +779,16 @@ def test_v1_preemptions_are_read_from_their_resumption(ingest_one):
     _, run = ingest_one(next((ROOT / "fixtures/real/vllm").glob("128_*.log")))
     (f,) = [f for f in diagnose(run) if f.id == "kv-pressure"]
     assert f.metrics["evictions"] == 2 and f.confidence == "medium" and "no stats lines" in f.verdict
+
+
+@pytest.mark.parametrize("name, quoted", [
+    # inside a traceback: the error line, not the frame the event starts with
+    (("sglang", "64_"), "RuntimeError: CUDA error: out of memory"),
+    # a paste cut inside the message's parentheses: the open paren is dropped
+    (("vllm", "97_"), "ValueError: The model's max seq len (30000) is larger than the maximum number of tokens that "
+                      "can be stored in KV cache"),
+])
+def test_oom_quotes_the_line_that_says_what_ran_out(name, quoted, ingest_one):
+    _, run = ingest_one(sample(*name))
+    (f,) = [f for f in diagnose(run) if f.id == "oom"]
+    assert f"the first: {quoted}" in f.verdict and "Traceback" not in f.verdict and "()" not in f.verdict

@@ -9,6 +9,7 @@ and one that died after a shutdown began is neither.
 from __future__ import annotations
 
 import json
+import re
 
 import polars as pl
 
@@ -39,6 +40,18 @@ def _rows(ctx: Case) -> pl.DataFrame:
     return rows.filter(~ctx.after_shutdown(rows))
 
 
+def _quote(message: str) -> str:
+    """The line of an event that says what ran out: inside a traceback the error line
+    (`RuntimeError: CUDA error: out of memory`), not the frame it starts with (sglang/64) nor the
+    source line that raises it (vllm/59: `raise ValueError("No available memory ...`); a paren
+    a paste left open at the line's end is dropped (vllm/97: `... stored in KV cache (`)."""
+    lines = [line.strip() for line in message.splitlines()] or [""]
+    said = [line for line in lines if re.search(OOM_TEXT, line)]
+    errors = [line for line in said if re.match(r"[\w.]*(?:Error|Exception): ", line)]
+    text = (errors or said or lines)[0]
+    return (text[:-1].rstrip() if text.endswith("(") else text)[:160]
+
+
 def find(ctx: Case) -> list[Finding]:
     rows = _rows(ctx)
     if rows.height == 0:
@@ -52,7 +65,7 @@ def find(ctx: Case) -> list[Finding]:
         return [Finding(
             id="oom", severity="critical", title="No GPU memory left for the KV cache (configuration)",
             verdict=(f"At startup the engine found too little GPU memory for the KV cache ({rows.height} line(s); "
-                     f"the first: {first['message'][:160]!s}): the server never starts serving. This is how it "
+                     f"the first: {_quote(first['message'])}): the server never starts serving. This is how it "
                      "was configured, not an out-of-memory at run time."),
             impact=1.0, impact_text="the server does not start",
             recommendation=("Leave the KV cache more memory: raise --gpu-memory-utilization (vLLM) or "
@@ -62,7 +75,7 @@ def find(ctx: Case) -> list[Finding]:
         )]
     return [Finding(
         id="oom", severity="critical", title="Out of memory",
-        verdict=f"{rows.height} out-of-memory event(s); the first: {first['message'][:160]!s}",
+        verdict=f"{rows.height} out-of-memory event(s); the first: {_quote(first['message'])}",
         impact=1.0, impact_text="the server stops serving",
         recommendation=("Lower memory use: --mem-fraction-static (SGLang) or --gpu-memory-utilization (vLLM) a "
                         "little lower to leave room for activations and graphs, smaller --max-running-requests / "

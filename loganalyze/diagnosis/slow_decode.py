@@ -36,7 +36,7 @@ def find(ctx: Case) -> list[Finding]:
     return [Finding(
         id="slow-decode", severity="warning",
         title=f"Slow decode steps: {fastest:.0f} ms at batch <= {SMALL_BATCH}",
-        verdict=(f"With {value_range(small['running'])} requests running a decode step takes "
+        verdict=(f"With {value_range(small['running'])} request{'' if small['running'].max() == 1 else 's'} running a decode step takes "
                  f"at least {fastest:.0f} ms (median {median:.0f} ms over {small.height} intervals), at most "
                  f"{tok_s:.1f} tok/s per request: "
                  "per-step overhead, not queueing or capacity."),

@@ -37,7 +37,8 @@ def find(ctx: Case) -> list[Finding]:
         id="hang", severity="critical",
         title="Scheduler stalled: requests wait while almost nothing runs",
         verdict=(f"In {stalled.height} of {t.height} stats intervals{minutes}, {value_range(stalled['queued'])} "
-                 f"requests wait while only {value_range(stalled['running'])} run (generation {tput:.1f} tok/s) "
+                 f"requests wait while only {value_range(stalled['running'])} "
+                 f"{'runs' if stalled['running'].max() == 1 else 'run'} (generation {tput:.1f} tok/s) "
                  "with KV room left: waiting requests are not admitted. This is a stall, not a cap or memory."),
         impact=0.9, impact_text="waiting requests are not served",
         recommendation=("Look for a scheduler stall: upgrade past known admission deadlocks, disable the feature "
