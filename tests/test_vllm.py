@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import importlib
 from conftest import ROOT, SAMPLES, mutate, sample
-from loganalyze import reader
+from loganalyze import metrics, reader
 from loganalyze.diagnosis import diagnose
 from loganalyze.ingestion.dispatch import parse_batch
 from loganalyze.formats import vllm
@@ -792,3 +792,23 @@ def test_oom_quotes_the_line_that_says_what_ran_out(name, quoted, ingest_one):
     _, run = ingest_one(sample(*name))
     (f,) = [f for f in diagnose(run) if f.id == "oom"]
     assert f"the first: {quoted}" in f.verdict and "Traceback" not in f.verdict and "()" not in f.verdict
+
+
+@pytest.mark.parametrize("running, cap", [(256, 256), (1024, 1024), (200, None)])
+def test_a_plateau_at_a_default_max_num_seqs_is_the_default_even_without_a_release(running, cap, ingest_one,
+                                                                                   tmp_path):
+    """The first line of vllm/46 (a prefill ramp: 10 running, 90 waiting, KV 19 %) with running
+    set to a value vLLM's default max_num_seqs takes: with no release or config in the log, the
+    plateau is that default (low confidence: one line); at any other value one line decides nothing."""
+    line = sample("vllm", "46_").read_text().splitlines()[0]
+    path = tmp_path / "one.log"
+    path.write_text(line.replace("Running: 10 reqs", f"Running: {running} reqs") + "\n")
+    _, run = ingest_one(path, name=f"r{running}")
+    assert metrics.compute(run)["concurrency"].summary["cap"] == cap
+    found = {f.id: f for f in diagnose(run)}
+    if cap is None:
+        assert "concurrency-cap" not in found
+    else:
+        f = found["concurrency-cap"]
+        assert (f.confidence, f.metrics["cap_source"]) == ("low", "default of some release")
+        assert "No server configuration or release in the log" in f.verdict

@@ -60,11 +60,16 @@ def find(ctx: Case) -> list[Finding]:
         verdict += (f" No server configuration in the log: {s['cap']} is the cap SGLang {', '.join(versions)} sets "
                     "itself under speculative decoding (the decode lines print an accept length), inferred from "
                     "the release, and running never exceeds it.")
+    elif s["cap_source"] == "default of some release":
+        verdict += (f" No server configuration or release in the log: {s['cap']} is a value vLLM's default "
+                    "max_num_seqs takes (256 or 1024 by release and GPU memory), and running stops there with "
+                    "requests waiting and the KV cache far from full.")
     elif s["cap_source"] == "inferred":
         verdict += (f" No server configuration in the log: the cap is inferred from {s['cap_rows']} interval(s) "
                     "at the same maximum with a queue.")
     sweep_text, sweep_metrics = _sweep(ctx)
-    confidence = ("medium" if s["cap_source"] == "speculative default" else "high" if s["cap_source"] != "inferred"
+    confidence = ("medium" if s["cap_source"] in ("speculative default", "default of some release")
+                  else "high" if s["cap_source"] != "inferred"
                   else "medium" if s["cap_rows"] >= FEW_ROWS else "low")
     if s["decode_rows"] < FEW_INTERVALS:
         verdict += _few_rows(timeline, s)

@@ -22,6 +22,10 @@ DEFAULTS: tuple[tuple[tuple[int, int, int], int, int, float, tuple[str, ...]], .
     ((0, 33, 0), 256, 1024, 70.0, ("a100", "gb10", "dgx spark")),
 )
 
+# Every value the default has taken: a plateau of `running` at one of them, with requests
+# waiting, is the default at work even where the log names no release.
+EVERY_DEFAULT = frozenset({V0_DEFAULT} | {v for row in DEFAULTS for v in row[1:3]})
+
 
 def parse_version(version: str | None) -> tuple[int, int, int] | None:
     """(major, minor, patch) from '0.10.1', 'v0.6.3.post1', '0.19.1rc1', '0.11.1.dev12+g…'."""

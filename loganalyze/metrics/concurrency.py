@@ -31,10 +31,20 @@ def speculative_default(versions: tuple[str, ...], decode: pl.DataFrame) -> int 
     return default if (decode["running"].max() or 0) <= default else None
 
 
-def find_cap(config: pl.DataFrame, decode: pl.DataFrame,
-             versions: tuple[str, ...] = ()) -> tuple[int | None, str, dict | None]:
+def server_sources(run: Run) -> tuple[tuple[str, ...], str | None]:
+    """What find_cap needs to know of a run's sources: the SGLang release ranges detected, and
+    the one inference engine whose format they have (None where there is none, or both)."""
+    sources = run.info["sources"]
+    versions = tuple(s["version"] for s in sources if s.get("format") == "sglang" and s.get("version"))
+    engines = {s.get("format") for s in sources} & {"sglang", "vllm"}
+    return versions, engines.pop() if len(engines) == 1 else None
+
+
+def find_cap(config: pl.DataFrame, decode: pl.DataFrame, versions: tuple[str, ...] = (),
+             engine: str | None = None) -> tuple[int | None, str, dict | None]:
     """(cap, where it came from, the config row) for the decode rows' scheduler; `versions`
-    are the SGLang release ranges detected for the run's sources."""
+    are the SGLang release ranges detected for the run's sources, `engine` the engine their
+    format says where no config row does (server_sources)."""
     _, num, row = config_value(config, "max_running_requests", "max_num_seqs")
     if num is not None:
         cap = int(num)
@@ -44,13 +54,15 @@ def find_cap(config: pl.DataFrame, decode: pl.DataFrame,
             cap //= int(dp)
         return cap, row["origin"], row
     version, _, _ = config_value(config, "engine_version")
-    engine, _, _ = config_value(config, "engine")
+    engine = config_value(config, "engine")[0] or engine
     if engine == "vllm":
-        from loganalyze.formats.vllm_defaults import default_max_num_seqs
+        from loganalyze.formats.vllm_defaults import EVERY_DEFAULT, default_max_num_seqs
 
         default = default_max_num_seqs(version)
         if default:
             return default, "default", None
+        if _plain_plateau(decode).filter(pl.col("running").is_in(list(EVERY_DEFAULT))).height:
+            return int(decode["running"].max()), "default of some release", None
     default = speculative_default(versions, decode)
     if default:
         return default, "speculative default", None
@@ -69,15 +81,21 @@ def infer_cap(decode: pl.DataFrame) -> int | None:
     if decode.height == 0 or decode["running"].max() is None:
         return None
     top = decode["running"].max()
-    drained_next = (pl.col("queued").shift(-1).over("source") == 0).fill_null(False)
-    decode = decode.sort("source", "line_no").with_columns(drained_next=drained_next)
     pinned = decode.filter((pl.col("running") == top) & (pl.col("queued") > 0))
     memory_bound = (pinned["token_usage"].fill_null(0) >= NEAR_FULL).mean() or 0
-    plain = pinned.filter((pl.col("queued") >= pl.col("running")) & (pl.col("token_usage") < PLAIN_USAGE)
-                          & ~pl.col("drained_next")).height
+    plain = _plain_plateau(decode).filter(pl.col("queued") >= pl.col("running")).height
     if top < MIN_INFERRED_CAP or memory_bound > 0.5 or (pinned.height < max(3, 0.1 * decode.height) and not plain):
         return None
     return int(top)
+
+
+def _plain_plateau(decode: pl.DataFrame) -> pl.DataFrame:
+    """Intervals at the maximum of `running` with requests waiting, the KV cache far from full
+    and the queue not served by the next line (an arrival burst being admitted, infer_cap)."""
+    drained_next = (pl.col("queued").shift(-1).over("source") == 0).fill_null(False)
+    return decode.sort("source", "line_no").filter(
+        (pl.col("running") == pl.col("running").max()) & (pl.col("queued") > 0)
+        & (pl.col("token_usage") < PLAIN_USAGE) & ~drained_next)
 
 
 def drain_mask(min_rows: int = DRAIN_MIN_ROWS) -> pl.Expr:
@@ -134,8 +152,7 @@ def concurrency(run: Run) -> Family | None:
         return None
     decode = primary_rank(stats)
     config = run.table("config").collect()
-    versions = tuple(s["version"] for s in run.info["sources"] if s.get("format") == "sglang" and s.get("version"))
-    cap, origin, cap_row = find_cap(config, decode, versions)
+    cap, origin, cap_row = find_cap(config, decode, *server_sources(run))
     reset = config.filter(pl.col("origin") == "speculative_reset")
     at_cap = (pl.col("running") >= cap) if cap else pl.lit(False)
     flags = decode.with_columns(at_cap=at_cap, capped=at_cap & (pl.col("queued") > 0), drain=drain_mask())

@@ -33,7 +33,7 @@ from __future__ import annotations
 import polars as pl
 
 from loganalyze.metrics.base import Family, decode_rows, primary_rank, round_or_none
-from loganalyze.metrics.concurrency import NEAR_FULL, find_cap
+from loganalyze.metrics.concurrency import NEAR_FULL, find_cap, server_sources
 from loganalyze.run import Run
 
 KNEE_GAIN = 0.10
@@ -141,7 +141,7 @@ def server_steps(run: Run, levels: pl.DataFrame, key: str = "c") -> tuple[pl.Dat
     matched = by_time(decode, levels, key) if timed else by_order(decode, levels, key)
     if matched is None or matched.height == 0:
         return None, None
-    cap, _, _ = find_cap(run.table("config").collect(), decode)
+    cap, _, _ = find_cap(run.table("config").collect(), decode, *server_sources(run))
     at_cap = (pl.col("running") >= cap) & (pl.col("queued") > 0) if cap else pl.lit(False)
     steps = matched.group_by(key).agg(
         decode_lines=pl.len(),
