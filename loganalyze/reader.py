@@ -1,4 +1,4 @@
-"""Read an input file as batches of lines, whatever its compression.
+"""Read an input file as batches of lines, whatever its compression (loganalyze/containers.py).
 
 Why batches: a server log may be gigabytes; every later step works on a bounded polars
 frame of lines at a time, so memory does not grow with the input.
@@ -25,6 +25,7 @@ from pathlib import Path
 
 import polars as pl
 
+from loganalyze.containers import unwrapped
 from loganalyze.errors import LoganalyzeError
 
 BATCH_BYTES = 16 * 1024 * 1024
@@ -34,10 +35,6 @@ LONG_LINE_MARK = r" \[loganalyze: line of \d+ bytes, truncated\]$"  # what ends 
 # What str.strip_chars() empties, also behind a ticket's `> ` quoting or a Ray / vLLM process tag.
 BLANK = r"^(?:(?:> ?|\(\w*\s*pid=\d+[^()]*\) ?)+)?\s*$"
 ANSI = r"\x1b\[[0-9;?]*[A-Za-z]"
-GZIP_MAGIC = b"\x1f\x8b"
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-PARQUET_MAGIC = b"PAR1"
-PARQUET_BATCH_ROWS = 10_000
 HASH_BLOCK = 1 << 20
 DRAIN_BLOCK = 8 << 20
 
@@ -163,102 +160,6 @@ def spool_stdin(folder: Path) -> Path:
     return path
 
 
-class _Refilled(io.RawIOBase):
-    """A raw stream whose bytes come from its `_fill` (more bytes into `out`; False at the end)."""
-
-    out: bytes  # what `_fill` gave last, and how far into it the reader is
-    at: int
-
-    def readable(self) -> bool:
-        return True
-
-    def _fill(self) -> bool:
-        raise NotImplementedError
-
-    def readinto(self, buf) -> int:
-        while self.at >= len(self.out):
-            if not self._fill():
-                return 0
-        n = min(len(buf), len(self.out) - self.at)
-        memoryview(buf).cast("B")[:n] = memoryview(self.out)[self.at : self.at + n]
-        self.at += n
-        return n
-
-
-class _ZstdFrames(_Refilled):
-    """The decompressed bytes of one or more zstd frames; a frame cut short is an EOFError
-    (as gzip raises for a truncated .gz), where zstandard's stream reader ends quietly."""
-
-    FEED = 64 * 1024  # compressed bytes per call: bounds what one call decompresses
-
-    def __init__(self, raw: io.RawIOBase):
-        import zstandard
-
-        self.raw, self.new = raw, zstandard.ZstdDecompressor().decompressobj
-        self.obj, self.in_frame = self.new(), False
-        self.out, self.at = b"", 0
-
-    def _fill(self) -> bool:
-        """Decompress more; False at the end of the input."""
-        data = self.raw.read(self.FEED)
-        if not data:
-            if self.in_frame:
-                raise EOFError("compressed file ended before the end of its zstd frame")
-            return False
-        chunks = []
-        while data:
-            chunks.append(self.obj.decompress(data))
-            self.in_frame = True
-            if not self.obj.eof:
-                break
-            data, self.obj, self.in_frame = self.obj.unused_data, self.new(), False
-        self.out, self.at = b"".join(chunks), 0
-        return True
-
-
-class _ParquetRows(_Refilled):
-    """A Parquet file's rows as lines of JSON, one row a line, its null cells left out.
-
-    Why: some clients write their results as Parquet (AIPerf's server_metrics_export.parquet).
-    Like a compressed file it is a container; what it holds is records, and a record a line
-    keeps the reader's contract: every row ends in a table or in `unparsed` with its line
-    number (its row number, from 1). The file is read whole (Parquet's index is at its
-    end); such exports are a few MB."""
-
-    def __init__(self, raw: io.RawIOBase):
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        try:
-            self.batches = pq.ParquetFile(io.BytesIO(raw.read())).iter_batches(PARQUET_BATCH_ROWS)
-        except (pa.ArrowException, OSError) as e:  # cut short, or no Parquet file after all
-            raise EOFError(f"not a readable Parquet file: {e}") from None
-        self.out, self.at = b"", 0
-
-    def _fill(self) -> bool:
-        batch = next(self.batches, None)
-        if batch is None:
-            return False
-        frame = pl.from_arrow(batch)
-        cells = [pl.when(pl.col(c).is_not_null()).then(
-            pl.struct(c).struct.json_encode().str.slice(1).str.strip_suffix("}")) for c in frame.columns]
-        lines = frame.select(pl.concat_str(pl.lit("{"), pl.concat_str(cells, separator=",", ignore_nulls=True),
-                                           pl.lit("}")))
-        self.out, self.at = ("\n".join(lines.to_series().to_list()) + "\n").encode(), 0
-        return True
-
-
-def _decompressed(src: Input, raw: _Snapshot) -> io.BufferedIOBase:
-    magic = os.pread(src.fd, 4, 0)
-    if magic == PARQUET_MAGIC:
-        return io.BufferedReader(_ParquetRows(raw), HASH_BLOCK)
-    if magic.startswith(GZIP_MAGIC):
-        return gzip.GzipFile(fileobj=io.BufferedReader(raw, HASH_BLOCK), mode="rb")
-    if magic == ZSTD_MAGIC:
-        return io.BufferedReader(_ZstdFrames(raw), HASH_BLOCK)
-    return io.BufferedReader(raw, HASH_BLOCK)
-
-
 def _lines_blocks(f: io.BufferedIOBase, batch_bytes: int) -> Iterator[tuple[bytes, int]]:
     """Yield byte chunks that end on a line boundary (the last one may not), each with the
     number of bytes left out of its first line.
@@ -327,7 +228,7 @@ def _chunks(src: Input, batch_bytes: int) -> Iterator[tuple[bytes, int]]:
     first line (_lines_blocks); then check the bytes were the hashed ones."""
     raw = _Snapshot(src.fd, src.size)
     try:
-        with _decompressed(src, raw) as f:
+        with unwrapped(os.pread(src.fd, 4, 0), raw) as f:
             yield from _lines_blocks(f, batch_bytes)
             digest = raw.drain()
     except (EOFError, gzip.BadGzipFile, zlib.error) as e:

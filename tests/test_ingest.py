@@ -86,6 +86,21 @@ def test_compressed_and_stdin_inputs(tmp_path, log, compress):
     assert out["sources"][0]["lines_by_table"]["stats"] == 1
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+def test_utf16_text_is_read_as_text(tmp_path, encoding):
+    """Windows PowerShell 5 writes `docker logs vllm > server.log` as UTF-16 with a byte-order
+    mark and CRLF: the same rows as the UTF-8 file, never 'binary data' (a real V1 log, vllm/46)."""
+    text = sample("vllm", "46_").read_text()
+    path = tmp_path / "server.log"
+    path.write_bytes(("\ufeff" if encoding == "utf-16-be" else "").encode(encoding)
+                     + text.replace("\n", "\r\n").encode(encoding))
+    out = ingest_json(tmp_path / "s", path, "--run", "w")
+    assert out["sources"][0]["format"] == "vllm" and out["sources"][0]["lines_by_table"] == {"stats": 5}
+    import loganalyze as la
+    stats = la.open_run("w", tmp_path / "s").table("stats").collect()
+    assert stats["running"].to_list() == [10, 16, 22, 28, 34] and stats["raw"][0].endswith("Prefix cache hit rate: 0.0%")
+
+
 @pytest.mark.parametrize("wrap", [
     "2026-01-02T03:04:05.123456789Z {}",
     "sglang-1  | {}",

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("loganalyze",)
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("reading", ("loganalyze.errors", "loganalyze.reader", "loganalyze.version")),
+    ("reading", ("loganalyze.containers", "loganalyze.errors", "loganalyze.reader", "loganalyze.version")),
     ("formats and parsing", ("loganalyze.formats", "loganalyze.wrappers")),
     ("store", ("loganalyze.store", "loganalyze.staging", "loganalyze.backend", "loganalyze.localfs", "loganalyze.objstore",
                "loganalyze.runs", "loganalyze.check", "loganalyze.labels")),

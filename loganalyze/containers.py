@@ -1,0 +1,136 @@
+"""What a file holds beneath its container: the reader's bytes, whatever wraps them.
+
+A log arrives compressed (gzip, zstd), as the rows of a Parquet export, or as UTF-16 text;
+each is opened here as a stream of the plain UTF-8 lines it holds, so the reader
+(loganalyze/reader.py) cuts lines, counts and hashes the same way for all of them.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import io
+
+import polars as pl
+
+GZIP_MAGIC = b"\x1f\x8b"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+PARQUET_MAGIC = b"PAR1"
+UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+PARQUET_BATCH_ROWS = 10_000
+BUFFER = 1 << 20
+
+
+class Refilled(io.RawIOBase):
+    """A raw stream whose bytes come from its `_fill` (more bytes into `out`; False at the end)."""
+
+    out: bytes  # what `_fill` gave last, and how far into it the reader is
+    at: int
+
+    def readable(self) -> bool:
+        return True
+
+    def _fill(self) -> bool:
+        raise NotImplementedError
+
+    def readinto(self, buf) -> int:
+        while self.at >= len(self.out):
+            if not self._fill():
+                return 0
+        n = min(len(buf), len(self.out) - self.at)
+        memoryview(buf).cast("B")[:n] = memoryview(self.out)[self.at : self.at + n]
+        self.at += n
+        return n
+
+
+class ZstdFrames(Refilled):
+    """The decompressed bytes of one or more zstd frames; a frame cut short is an EOFError
+    (as gzip raises for a truncated .gz), where zstandard's stream reader ends quietly."""
+
+    FEED = 64 * 1024  # compressed bytes per call: bounds what one call decompresses
+
+    def __init__(self, raw: io.RawIOBase):
+        import zstandard
+
+        self.raw, self.new = raw, zstandard.ZstdDecompressor().decompressobj
+        self.obj, self.in_frame = self.new(), False
+        self.out, self.at = b"", 0
+
+    def _fill(self) -> bool:
+        """Decompress more; False at the end of the input."""
+        data = self.raw.read(self.FEED)
+        if not data:
+            if self.in_frame:
+                raise EOFError("compressed file ended before the end of its zstd frame")
+            return False
+        chunks = []
+        while data:
+            chunks.append(self.obj.decompress(data))
+            self.in_frame = True
+            if not self.obj.eof:
+                break
+            data, self.obj, self.in_frame = self.obj.unused_data, self.new(), False
+        self.out, self.at = b"".join(chunks), 0
+        return True
+
+
+class ParquetRows(Refilled):
+    """A Parquet file's rows as lines of JSON, one row a line, its null cells left out.
+
+    Why: some clients write their results as Parquet (AIPerf's server_metrics_export.parquet).
+    Like a compressed file it is a container; what it holds is records, and a record a line
+    keeps the reader's contract: every row ends in a table or in `unparsed` with its line
+    number (its row number, from 1). The file is read whole (Parquet's index is at its
+    end); such exports are a few MB."""
+
+    def __init__(self, raw: io.RawIOBase):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            self.batches = pq.ParquetFile(io.BytesIO(raw.read())).iter_batches(PARQUET_BATCH_ROWS)
+        except (pa.ArrowException, OSError) as e:  # cut short, or no Parquet file after all
+            raise EOFError(f"not a readable Parquet file: {e}") from None
+        self.out, self.at = b"", 0
+
+    def _fill(self) -> bool:
+        batch = next(self.batches, None)
+        if batch is None:
+            return False
+        frame = pl.from_arrow(batch)
+        cells = [pl.when(pl.col(c).is_not_null()).then(
+            pl.struct(c).struct.json_encode().str.slice(1).str.strip_suffix("}")) for c in frame.columns]
+        lines = frame.select(pl.concat_str(pl.lit("{"), pl.concat_str(cells, separator=",", ignore_nulls=True),
+                                           pl.lit("}")))
+        self.out, self.at = ("\n".join(lines.to_series().to_list()) + "\n").encode(), 0
+        return True
+
+
+class Utf16(Refilled):
+    """UTF-16 text (with its byte-order mark) as UTF-8: what Windows PowerShell 5 writes for
+    `docker logs vllm > server.log`, so a first log from a Windows desk is text, not binary."""
+
+    FEED = 64 * 1024
+
+    def __init__(self, raw: io.RawIOBase):
+        self.raw, self.decoder = raw, codecs.getincrementaldecoder("utf-16")(errors="replace")
+        self.out, self.at = b"", 0
+
+    def _fill(self) -> bool:
+        data = self.raw.read(self.FEED)
+        self.out, self.at = self.decoder.decode(data or b"", final=not data).encode(), 0
+        return bool(data) or bool(self.out)
+
+
+def unwrapped(magic: bytes, raw: io.RawIOBase) -> io.BufferedIOBase:
+    """The bytes `raw` holds, by its first bytes (`magic`): decompressed, a Parquet file's rows,
+    UTF-16 text as UTF-8, or as they are."""
+    if magic == PARQUET_MAGIC:
+        return io.BufferedReader(ParquetRows(raw), BUFFER)
+    if magic.startswith(GZIP_MAGIC):
+        return gzip.GzipFile(fileobj=io.BufferedReader(raw, BUFFER), mode="rb")
+    if magic == ZSTD_MAGIC:
+        return io.BufferedReader(ZstdFrames(raw), BUFFER)
+    if magic[:2] in UTF16_BOMS:
+        return io.BufferedReader(Utf16(raw), BUFFER)
+    return io.BufferedReader(raw, BUFFER)
