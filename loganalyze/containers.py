@@ -1,21 +1,26 @@
 """What a file holds beneath its container: the reader's bytes, whatever wraps them.
 
-A log arrives compressed (gzip, zstd), as the rows of a Parquet export, or as UTF-16 text;
+A log arrives compressed (gzip, zstd, xz, bzip2), as the rows of a Parquet export, or as UTF-16 text;
 each is opened here as a stream of the plain UTF-8 lines it holds, so the reader
 (loganalyze/reader.py) cuts lines, counts and hashes the same way for all of them.
 """
 
 from __future__ import annotations
 
+import bz2
 import codecs
 import gzip
 import io
+import lzma
 
 import polars as pl
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 PARQUET_MAGIC = b"PAR1"
+XZ_MAGIC = b"\xfd7zX"  # of b"\xfd7zXZ\x00": the first four bytes are enough
+BZ2_MAGIC = b"BZh"
+ZIP_MAGIC = b"PK\x03\x04"  # no container of one log: the reader names it (reader._not_text)
 UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 PARQUET_BATCH_ROWS = 10_000
 BUFFER = 1 << 20
@@ -131,6 +136,10 @@ def unwrapped(magic: bytes, raw: io.RawIOBase) -> io.BufferedIOBase:
         return gzip.GzipFile(fileobj=io.BufferedReader(raw, BUFFER), mode="rb")
     if magic == ZSTD_MAGIC:
         return io.BufferedReader(ZstdFrames(raw), BUFFER)
+    if magic == XZ_MAGIC:
+        return lzma.LZMAFile(io.BufferedReader(raw, BUFFER))
+    if magic.startswith(BZ2_MAGIC):
+        return bz2.BZ2File(io.BufferedReader(raw, BUFFER))
     if magic[:2] in UTF16_BOMS:
         return io.BufferedReader(Utf16(raw), BUFFER)
     return io.BufferedReader(raw, BUFFER)

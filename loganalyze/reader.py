@@ -14,6 +14,7 @@ import errno
 import gzip
 import hashlib
 import io
+import lzma
 import os
 import shutil
 import stat
@@ -25,7 +26,7 @@ from pathlib import Path
 
 import polars as pl
 
-from loganalyze.containers import unwrapped
+from loganalyze.containers import ZIP_MAGIC, unwrapped
 from loganalyze.errors import LoganalyzeError
 
 BATCH_BYTES = 16 * 1024 * 1024
@@ -231,9 +232,11 @@ def _chunks(src: Input, batch_bytes: int) -> Iterator[tuple[bytes, int]]:
         with unwrapped(os.pread(src.fd, 4, 0), raw) as f:
             yield from _lines_blocks(f, batch_bytes)
             digest = raw.drain()
-    except (EOFError, gzip.BadGzipFile, zlib.error) as e:
+    except (EOFError, gzip.BadGzipFile, zlib.error, lzma.LZMAError) as e:
         raise LoganalyzeError(f"{src.path}: truncated or corrupt compressed file ({e})") from None
     except OSError as e:
+        if e.errno is None:  # no I/O error: bz2's "Invalid data stream" is an OSError too
+            raise LoganalyzeError(f"{src.path}: truncated or corrupt compressed file ({e})") from None
         raise LoganalyzeError(f"{src.path}: cannot read ({e.strerror})") from None
     except Exception as e:  # zstandard raises its own ZstdError
         if type(e).__name__ == "ZstdError":
@@ -243,9 +246,14 @@ def _chunks(src: Input, batch_bytes: int) -> Iterator[tuple[bytes, int]]:
         raise _changed(src.path)
 
 
-def _looks_binary(chunk: bytes) -> bool:
-    head = chunk[:65536]
-    return b"\x00" in head
+def _not_text(chunk: bytes) -> str | None:
+    """Why the first chunk is no text log, or None. An archive (the folder of logs attached to a
+    ticket) is named as one: what to do with it is clear, where 'binary data' is not."""
+    if chunk.startswith(ZIP_MAGIC):
+        return "a zip archive, not a text log: unpack it and ingest the folder (loganalyze ingest FOLDER)"
+    if chunk[257:262] == b"ustar":  # a tar header, the archive's first member
+        return "a tar archive, not a text log: unpack it and ingest the folder (loganalyze ingest FOLDER)"
+    return "binary data, not a text log" if b"\x00" in chunk[:65536] else None
 
 
 def read_batches(source: Input | Path, stats: ReadStats, batch_bytes: int = BATCH_BYTES) -> Iterator[pl.DataFrame]:
@@ -263,8 +271,9 @@ def read_batches(source: Input | Path, stats: ReadStats, batch_bytes: int = BATC
         return
     first = True
     for chunk, left_out in _chunks(source, batch_bytes):
-        if first and _looks_binary(chunk):
-            raise LoganalyzeError(f"{source.path}: binary data, not a text log")
+        why = _not_text(chunk) if first else None
+        if why:
+            raise LoganalyzeError(f"{source.path}: {why}")
         first = False
         stats.bytes_read += len(chunk) + left_out
         lines, bad = _split_lines(chunk)

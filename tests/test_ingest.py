@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import json
+import lzma
 import os
 import sys
+import tarfile
+import zipfile
 from pathlib import Path
 
 import polars as pl
@@ -70,16 +74,16 @@ def test_without_run_creates_next_run(tmp_path, log):
     assert ingest_json(store, sample("sglang", "06_"))["run"] == "run2"
 
 
-@pytest.mark.parametrize("compress", ["gz", "zst", "stdin"])
+COMPRESSORS = {"gz": gzip.compress, "zst": zstandard.ZstdCompressor().compress, "xz": lzma.compress,
+               "bz2": bz2.compress}
+
+
+@pytest.mark.parametrize("compress", [*COMPRESSORS, "stdin"])
 def test_compressed_and_stdin_inputs(tmp_path, log, compress):
     data = log.read_bytes()
-    if compress == "gz":
-        path = tmp_path / "server.log.gz"
-        path.write_bytes(gzip.compress(data))
-        out = ingest_json(tmp_path / "s", path)
-    elif compress == "zst":
-        path = tmp_path / "server.log.zst"
-        path.write_bytes(zstandard.ZstdCompressor().compress(data))
+    if compress in COMPRESSORS:
+        path = tmp_path / f"server.log.{compress}"
+        path.write_bytes(COMPRESSORS[compress](data))
         out = ingest_json(tmp_path / "s", path)
     else:
         out = ingest_json(tmp_path / "s", "-", input=data)
@@ -133,6 +137,15 @@ def bad_inputs(tmp_path):
     (tmp_path / "trunc.log.zst").write_bytes(whole[: len(whole) // 2])
     (tmp_path / "unknown.log").write_text("hello world\nnothing to see\n")
     (tmp_path / "adir").mkdir()
+    text = ("\n".join(LINES) + "\n").encode() * 200
+    (tmp_path / "trunc.log.xz").write_bytes(lzma.compress(text)[:100])
+    broken = bytearray(bz2.compress(text))
+    broken[20:40] = b"x" * 20
+    (tmp_path / "corrupt.log.bz2").write_bytes(bytes(broken))
+    with zipfile.ZipFile(tmp_path / "logs.zip", "w") as z:
+        z.writestr("server.log", text)
+    with tarfile.open(tmp_path / "logs.tar.gz", "w:gz") as t:
+        t.add(tmp_path / "unknown.log", arcname="logs/server.log")
     return {
         "missing": (tmp_path / "nope.log", "no such file"),
         "directory": (tmp_path / "adir", "is a directory with no files"),
@@ -141,11 +154,15 @@ def bad_inputs(tmp_path):
         "truncated gzip": (tmp_path / "trunc.log.gz", "truncated or corrupt"),
         "truncated zstd": (tmp_path / "trunc.log.zst", "truncated or corrupt"),
         "unknown format": (tmp_path / "unknown.log", "unknown format (known formats: sglang"),
+        "truncated xz": (tmp_path / "trunc.log.xz", "truncated or corrupt"),
+        "corrupt bzip2": (tmp_path / "corrupt.log.bz2", "truncated or corrupt compressed file (Invalid data stream)"),
+        "zip archive": (tmp_path / "logs.zip", "a zip archive, not a text log: unpack it and ingest the folder"),
+        "tar archive": (tmp_path / "logs.tar.gz", "a tar archive, not a text log: unpack it and ingest the folder"),
     }
 
 
 @pytest.mark.parametrize("case", ["missing", "directory", "empty", "binary", "truncated gzip", "truncated zstd",
-                                  "unknown format"])
+                                  "unknown format", "truncated xz", "corrupt bzip2", "zip archive", "tar archive"])
 def test_bad_input_is_one_line_error(tmp_path, case):
     path, message = bad_inputs(tmp_path)[case]
     code, out = cli("ingest", path, "--store", tmp_path / "s", "-q")

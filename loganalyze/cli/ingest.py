@@ -35,8 +35,9 @@ from loganalyze.store import open_store
 def ingest(paths, run, store, as_format, year, quiet, executor, old_executor, labels, strict, out_format):
     """Parse log files into the run store.
 
-    PATHS are server logs (SGLang, vLLM), NCCL logs or benchmark outputs, plain, .gz or
-    .zst; a folder stands for every file below it; '-' reads standard input;
+    PATHS are server logs (SGLang, vLLM), NCCL logs or benchmark outputs, plain (UTF-8 or
+    UTF-16), .gz, .zst, .xz or .bz2; a folder stands for every file below it (unpack a .zip or
+    .tar archive into one); '-' reads standard input;
     s3://bucket/key names objects, and quoted globs ('s3://logs/2026-11-29/**/*.log.gz')
     are expanded. A file of no known format, or of which its format reads no line (a README,
     a script), is skipped and listed with the reason (exit 0 unless nothing was ingested;
