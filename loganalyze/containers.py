@@ -12,6 +12,7 @@ import codecs
 import gzip
 import io
 import lzma
+import os
 
 import polars as pl
 
@@ -85,18 +86,25 @@ class ParquetRows(Refilled):
     Why: some clients write their results as Parquet (AIPerf's server_metrics_export.parquet).
     Like a compressed file it is a container; what it holds is records, and a record a line
     keeps the reader's contract: every row ends in a table or in `unparsed` with its line
-    number (its row number, from 1). The file is read whole (Parquet's index is at its
-    end); such exports are a few MB."""
+    number (its row number, from 1). Parquet's index is at its end, so the rows are read from
+    the open file (`fd`) by row group, memory bounded by one group, not through the reader's
+    sequential stream, which the reader then hashes to the end as for any container."""
 
-    def __init__(self, raw: io.RawIOBase):
+    def __init__(self, fd: int):
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        self.file = os.fdopen(os.dup(fd), "rb")
         try:
-            self.batches = pq.ParquetFile(io.BytesIO(raw.read())).iter_batches(PARQUET_BATCH_ROWS)
+            self.batches = pq.ParquetFile(self.file).iter_batches(PARQUET_BATCH_ROWS)
         except (pa.ArrowException, OSError) as e:  # cut short, or no Parquet file after all
+            self.file.close()
             raise EOFError(f"not a readable Parquet file: {e}") from None
         self.out, self.at = b"", 0
+
+    def close(self) -> None:
+        self.file.close()
+        super().close()
 
     def _fill(self) -> bool:
         batch = next(self.batches, None)
@@ -127,11 +135,11 @@ class Utf16(Refilled):
         return bool(data) or bool(self.out)
 
 
-def unwrapped(magic: bytes, raw: io.RawIOBase) -> io.BufferedIOBase:
-    """The bytes `raw` holds, by its first bytes (`magic`): decompressed, a Parquet file's rows,
-    UTF-16 text as UTF-8, or as they are."""
+def unwrapped(magic: bytes, raw: io.RawIOBase, fd: int) -> io.BufferedIOBase:
+    """The bytes `raw` (the open file `fd`, read from its start) holds, by its first bytes
+    (`magic`): decompressed, a Parquet file's rows, UTF-16 text as UTF-8, or as they are."""
     if magic == PARQUET_MAGIC:
-        return io.BufferedReader(ParquetRows(raw), BUFFER)
+        return io.BufferedReader(ParquetRows(fd), BUFFER)
     if magic.startswith(GZIP_MAGIC):
         return gzip.GzipFile(fileobj=io.BufferedReader(raw, BUFFER), mode="rb")
     if magic == ZSTD_MAGIC:

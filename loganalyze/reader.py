@@ -229,7 +229,7 @@ def _chunks(src: Input, batch_bytes: int) -> Iterator[tuple[bytes, int]]:
     first line (_lines_blocks); then check the bytes were the hashed ones."""
     raw = _Snapshot(src.fd, src.size)
     try:
-        with unwrapped(os.pread(src.fd, 4, 0), raw) as f:
+        with unwrapped(os.pread(src.fd, 4, 0), raw, src.fd) as f:
             yield from _lines_blocks(f, batch_bytes)
             digest = raw.drain()
     except (EOFError, gzip.BadGzipFile, zlib.error, lzma.LZMAError) as e:

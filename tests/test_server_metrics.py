@@ -4,12 +4,14 @@ the `metrics` table a `/metrics` scrape fills; a series that several files hold 
 
 from __future__ import annotations
 
+import importlib
 from datetime import datetime
 
 import polars as pl
 import pytest
 
 import loganalyze as la
+from loganalyze import reader
 from conftest import FIXTURES, sample
 from loganalyze.diagnosis import diagnose
 
@@ -160,6 +162,20 @@ def test_the_parquet_export_is_one_row_per_sample(ingest_one):
     last = latency.filter(pl.col("ts") == latency["ts"].max())
     assert last.filter(pl.col("name").str.ends_with("_count"))["value"].to_list() == [48.0]
     assert last.filter(pl.col("labels").str.contains('le="\\+Inf"'))["value"].to_list() == [48.0]
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])
+def test_one_record_a_line_is_read_batch_by_batch_with_the_same_rows(suffix, ingest_one, monkeypatch):
+    """The scrapes are read one reader batch at a time (FileFormat.by_batch: memory one batch's,
+    not the file's): in batches of ~64 KB the rows are those of the file read in one batch."""
+    whole = ingest_one(EXPORTS.with_suffix(suffix), name="whole")[1].table("metrics").collect()
+    source = importlib.import_module("loganalyze.ingestion.source")
+    monkeypatch.setattr(source, "read_batches", lambda p, s: reader.read_batches(p, s, batch_bytes=64 * 1024))
+    result, run = ingest_one(EXPORTS.with_suffix(suffix), name="batched")
+    batched = run.table("metrics").collect()
+    assert result.sources[0].lines_by_table == {"metrics": result.sources[0].lines}
+    assert batched.height == whole.height > 8000
+    assert batched.equals(whole)
 
 
 def test_scrapes_alone_show_a_cap_at_the_moments_requests_wait(ingest_one):

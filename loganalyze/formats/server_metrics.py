@@ -345,12 +345,20 @@ def sniff(head: str) -> float:
     return 0.0
 
 
+def one_record_a_line(head: str) -> bool:
+    """The JSONL (a scrape a line) and the Parquet export (a sample a row) read batch by
+    batch: no row of theirs needs another; the JSON and CSV are documents, read whole."""
+    first = head.lstrip()
+    return bool(SERIES_ROW.match(first) or SCRAPE.match(first))
+
+
 FORMAT = FileFormat(
     name="server-metrics",
     description=("AIPerf's server_metrics_export.json, .csv, .jsonl and .parquet (the server's Prometheus metrics "
                  "over a run)"),
     sniff=sniff,
     read=read,
+    by_batch=one_record_a_line,
     releases="AIPerf 0.13",
     row_kinds=("server_metric", "server_scrape"),
 )

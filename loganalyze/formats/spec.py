@@ -131,13 +131,17 @@ class FileFormat:
 
     `sniff` scores the first lines of the file joined as text (0 to 1). `read` gets the
     whole file as a frame of (line_no, text) and a Context, and returns a `Parsed` whose
-    line counts account for every row of that frame, like the line engine.
+    line counts account for every row of that frame, like the line engine. Where `by_batch`
+    says of the file's first lines that it holds one record a line (a JSONL of scrapes, a
+    Parquet export's rows), `read` gets it batch by batch instead: memory stays one batch's,
+    not the file's.
     """
 
     name: str
     description: str
     sniff: Callable[[str], float]
     read: Callable[..., "object"]
+    by_batch: Callable[[str], bool] | None = None
     releases: str = ""
     # The kinds its rows carry, where a finder selects them (checked like a LogFormat's kinds, tests/test_vocabulary.py).
     row_kinds: tuple[str, ...] = ()

@@ -110,10 +110,11 @@ def stage_tables(staged: Staging, tables: dict[str, list[pl.DataFrame]], lines: 
         result.lines_by_table[t] = result.lines_by_table.get(t, 0) + n
 
 
-def read_whole_file(fmt: FileFormat, frame: pl.DataFrame, ctx: Context, staged: Staging,
+def read_file_frame(fmt: FileFormat, frame: pl.DataFrame, ctx: Context, staged: Staging,
                     result: SourceResult) -> None:
-    """Structured files (JSON results) are parsed whole; their line counts are checked the same way.
-    A file of blank lines, forced to a format with `--as`, gives the reader nothing to read."""
+    """A structured file (JSON results), whole or one batch of it (`FileFormat.by_batch`), is
+    parsed by its format; its line counts are checked the same way. A file of blank lines,
+    forced to a format with `--as`, gives the reader nothing to read."""
     if not frame.height:
         return
     got = fmt.read(frame, ctx)

@@ -12,7 +12,7 @@ from loganalyze import formats
 from loganalyze import objstore
 from loganalyze.errors import LoganalyzeError, UnknownFormat
 from loganalyze.ingestion.detect import SAMPLE_LINES, choose_format, year_for
-from loganalyze.ingestion.dispatch import parse_batch, read_whole_file, stage_tables
+from loganalyze.ingestion.dispatch import parse_batch, read_file_frame, stage_tables
 from loganalyze.ingestion.pipeline import PARSE_WORKERS, InOrder, Pipeline, stateful
 from loganalyze.ingestion.results import Reading, SourceResult
 from loganalyze.reader import Input, ReadStats, open_input, read_batches, spool_stdin
@@ -63,6 +63,7 @@ def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged:
                     return SourceResult(shown, src.sha256, "", None, 0, 0, refused=str(e)), None
                 version = guess_version(fmt, sample) if isinstance(fmt, LogFormat) else None
                 result = SourceResult(shown, src.sha256, fmt.name, version, 0, 0, year=yr, year_source=year_source)
+                batched = isinstance(fmt, FileFormat) and fmt.by_batch is not None and fmt.by_batch("\n".join(sample))
                 ctx = Context(source=sid, year=yr, base_date=base_date)
                 if isinstance(fmt, LogFormat) and any(map(stateful, [fmt, *formats.active().embeddable()])):
                     order = InOrder(parse_one, ctx)
@@ -70,7 +71,10 @@ def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged:
                 elif isinstance(fmt, LogFormat):
                     pipeline = Pipeline(workers, write_one)
             if isinstance(fmt, FileFormat):
-                whole.append(batch)
+                if batched:
+                    read_file_frame(fmt, batch, ctx, staged, result)
+                else:
+                    whole.append(batch)
                 continue
             if seq == 0 and ready is not None:
                 batch = ready
@@ -87,7 +91,7 @@ def ingest_source(store: Store, run: str | None, src: Input, shown: str, staged:
     if result is None:
         raise LoganalyzeError(f"{src.path}: no text lines (only blank lines)")
     if whole:
-        read_whole_file(fmt, pl.concat(whole), ctx, staged, result)
+        read_file_frame(fmt, pl.concat(whole), ctx, staged, result)
     result.lines, result.blank, result.bad_utf8 = stats.lines, stats.blank, stats.bad_utf8
     result.long_lines = stats.long_lines
     result.tables = dict(staged.rows)
