@@ -382,3 +382,16 @@ def test_mooncake_startup_lines_behind_glog_are_typed_and_quiet(tmp_path, ingest
     assert ev["kind"].to_list() == ["transfer_engine"] * 5 and ev["level"].to_list()[:4] == ["INFO"] * 4
     assert [json.loads(f).get("hcas") for f in ev["fields"]][2] == 1
     assert diagnose(run) == []
+
+
+def test_118_and_120_the_shard_bar_elapsed_is_the_load_time(ingest_one):
+    """sglang#4895: `Loading safetensors checkpoint shards: 100% Completed | 4/4 [05:42<00:00, ...]` and no load
+    time of SGLang's own; sglang#3254: `163/163 [1:09:28<00:00, ...]` over two nodes. The bar lines carry no
+    timestamp, so the load time is the bar's elapsed, MM:SS or H:MM:SS."""
+    _, run = ingest_one(sample("sglang", "118_"))
+    assert metrics.compute(run)["startup"].summary["load_s"] == 342.0
+    (found,) = diagnose(run)
+    assert (found.id, found.severity) == ("slow-startup", "info") and "load 5.7 min" in found.verdict
+    _, run = ingest_one(sample("sglang", "120_"), name="t120")
+    assert metrics.compute(run)["startup"].summary["load_s"] == 4168.0
+    assert [f.id for f in diagnose(run)] == ["slow-startup"]
