@@ -779,3 +779,13 @@ def test_v1_preemptions_are_read_from_their_resumption(ingest_one):
     _, run = ingest_one(next((ROOT / "fixtures/real/vllm").glob("128_*.log")))
     (f,) = [f for f in diagnose(run) if f.id == "kv-pressure"]
     assert f.metrics["evictions"] == 2 and f.confidence == "medium" and "no stats lines" in f.verdict
+
+
+def test_141_a_queue_behind_a_preemption_is_memory_not_a_stall(ingest_one):
+    """vllm#546 (0.6.3): `Running: 2 reqs, ... Pending: 98 reqs, GPU KV cache usage: 73.8%` then 86.1 %, at
+    7,220 tok/s, and `Sequence group ... is preempted by PreemptionMode.SWAP mode because there is not enough
+    KV cache space`: V0 counts sequence groups, each of many sequences; the preemption says the cache is full."""
+    _, run = ingest_one(sample("vllm", "141_"))
+    assert table(run, "stats")["queued"].to_list() == [98, 98]
+    found = diagnose(run)
+    assert [f.id for f in found] == ["kv-pressure"] and "1 retraction/preemption events" in found[0].verdict
