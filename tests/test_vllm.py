@@ -789,3 +789,13 @@ def test_141_a_queue_behind_a_preemption_is_memory_not_a_stall(ingest_one):
     assert table(run, "stats")["queued"].to_list() == [98, 98]
     found = diagnose(run)
     assert [f.id for f in found] == ["kv-pressure"] and "1 retraction/preemption events" in found[0].verdict
+
+
+def test_142_ctrl_c_echo_and_uvicorn_waiting_for_background_tasks_are_the_shutdown(ingest_one):
+    """vllm#1879 (0.2.4): the KV cache fills to 97.3 % with one request, then the user's Ctrl-C:
+    `^CINFO:     Shutting down` (the terminal's `^C` glued before uvicorn's line) and `INFO:     Waiting for
+    background tasks to complete. (CTRL+C to force quit)`."""
+    result, run = ingest_one(sample("vllm", "142_"))
+    assert result.sources[0].unparsed == 0
+    assert table(run, "events", "uvicorn")["line_no"].to_list() == [5, 6]
+    assert [f.id for f in diagnose(run)] == ["kv-pressure"]

@@ -148,13 +148,15 @@ def info_event(name: str, needle, pattern: str | None, samples: tuple[str, ...],
 UVICORN = info_event(
     "uvicorn", ("Started server process [", "Waiting for application startup.", "Application startup complete.",
                 "Uvicorn running on ", "Shutting down", "Finished server process [",
-                "Waiting for application shutdown.", "Application shutdown complete."),
+                "Waiting for application shutdown.", "Application shutdown complete.",
+                "Waiting for background tasks to complete.", "Waiting for connections to close."),
     r"^INFO:\s+(?:Started server process \[(?P<pid>\d+)\]|Finished server process \[(?P<finished_pid>\d+)\]"
     r"|Uvicorn running on (?P<url>\w+://[^\s:/]+(?::(?P<port>\d+))?)|.)",
     (Sample("INFO:     Uvicorn running on http://0.0.0.0:33446 (Press CTRL+C to quit)",
             url="http://0.0.0.0:33446", port=33446),
      Sample("INFO:     Started server process [3370558]", pid=3370558),
-     Sample("INFO:     Waiting for application startup.")),
+     Sample("INFO:     Waiting for application startup."),
+     Sample("INFO:     Waiting for background tasks to complete. (CTRL+C to force quit)")),
     types={"pid": I, "finished_pid": I, "port": I}, match=r"^INFO:\s+")
 
 # uvicorn's own complaints: a request it could not parse (a client speaking TLS or HTTP/2 to
