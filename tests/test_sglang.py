@@ -407,3 +407,13 @@ def test_117_a_line_stamped_twice_in_sglangs_shape_keeps_the_servers_own_prefix(
     assert d["rank"].unique().to_list() == ["TP0"] and str(d["ts"][0]) == "2025-03-11 01:44:27"
     assert str(run.table("requests").collect()["ts"][0]) == "2025-03-11 01:44:29"
     assert [(f.id, f.severity) for f in diagnose(run)] == [("client-limited", "info")]
+
+
+def test_121_the_ngc_container_banner_is_typed_and_quiet(ingest_one):
+    """sglang#3226: the NVIDIA container's banner (`== CUDA ==` between rules, `CUDA Version 12.4.1`, the licence
+    lines) before the server's start-up in docker."""
+    result, run = ingest_one(sample("sglang", "121_"))
+    assert result.sources[0].unparsed == 0
+    banner = fields_of(run.table("events").sort("line_no").collect(), "container_banner")
+    assert len(banner) == 9 and banner[1]["image"] == "CUDA" and banner[3]["cuda_version"] == "12.4.1"
+    assert diagnose(run) == []

@@ -309,7 +309,21 @@ NUMEXPR = info_event(
             cores=128, limit=16)),
     types={"threads": I, "cores": I, "limit": I, "virtual_cores": I, "maximum": I})
 
+# The banner an NVIDIA NGC-based image (vllm/vllm-openai, lmsysorg/sglang) prints from its
+# entrypoint before the server starts (sglang/121): the image name between `==` rules, the CUDA
+# version, the container licence's lines. A rule is as long as the title it frames.
+CONTAINER_BANNER = info_event(
+    "container_banner", ("==", "CUDA Version ", "Container image Copyright", "This container image and its contents",
+                         "By pulling and using the container", "nvidia-deep-learning-container-license",
+                         "NGC-DL-CONTAINER-LICENSE"),
+    r"^(?:={8,30}|== (?P<image>.+) ==|CUDA Version (?P<cuda_version>[\d.]+)|.)",
+    (Sample("== CUDA ==", image="CUDA"), Sample("CUDA Version 12.4.1", cuda_version="12.4.1"),
+     Sample("Container image Copyright (c) 2016-2023, NVIDIA CORPORATION & AFFILIATES. All rights reserved.")),
+    match=r"^(?:={8,30}$|== .+ ==$|CUDA Version [\d.]+$|Container image Copyright .*NVIDIA|This container image "
+          r"and its contents are governed by the NVIDIA |By pulling and using the container, you accept|"
+          r"https://developer\.nvidia\.com/ngc/nvidia-deep-learning-container-license$|A copy of this license is "
+          r"made available in this container at /NGC-DL-CONTAINER-LICENSE)")
 
 # The kinds of Python and library lines that both engines print, in the order both declare them.
 ENGINE_PROCESS_KINDS = (PYTHON_WARNING, TORCH_WARNING, NANOBIND_LEAKS, GLOO_CONNECTED, WEIGHTS_FORMAT,
-                        NUMEXPR, STACK_DUMP, FATAL_ERROR, TRANSFER_ERROR, TRANSFER_ENGINE)
+                        NUMEXPR, STACK_DUMP, FATAL_ERROR, TRANSFER_ERROR, TRANSFER_ENGINE, CONTAINER_BANNER)
