@@ -799,3 +799,12 @@ def test_142_ctrl_c_echo_and_uvicorn_waiting_for_background_tasks_are_the_shutdo
     assert result.sources[0].unparsed == 0
     assert table(run, "events", "uvicorn")["line_no"].to_list() == [5, 6]
     assert [f.id for f in diagnose(run)] == ["kv-pressure"]
+
+
+def test_149_kv_transfer_metrics_lines_are_typed_and_zero_transfers_are_quiet(ingest_one):
+    """vllm#20443 (the PR's sample): `KV Transfer metrics: KVTransferAggregatedStats(avg_transfer_durations=0.0,
+    avg_bytes_transferred=0.0, num_blocks_transferred=0, num_successful_transfers=0)` after each idle stats line."""
+    result, run = ingest_one(sample("vllm", "149_"))
+    assert result.sources[0].unparsed == 0
+    assert [f["successful"] for f in fields(run, "kv_transfer_stats")] == [0, 0]
+    assert diagnose(run) == []
