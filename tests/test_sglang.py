@@ -417,3 +417,14 @@ def test_121_the_ngc_container_banner_is_typed_and_quiet(ingest_one):
     banner = fields_of(run.table("events").sort("line_no").collect(), "container_banner")
     assert len(banner) == 9 and banner[1]["image"] == "CUDA" and banner[3]["cuda_version"] == "12.4.1"
     assert diagnose(run) == []
+
+
+def test_123_an_excerpt_that_starts_at_the_chain_line_has_one_traceback_with_its_error(ingest_one):
+    """sglang#4205: the paste starts at `During handling of the above exception, another exception occurred:`, then
+    the traceback through init_cuda_graphs that ends in `Exception: Capture cuda graph failed: [...gloo...]`."""
+    result, run = ingest_one(sample("sglang", "123_"))
+    assert result.sources[0].unparsed == 0
+    ev = run.table("events").sort("line_no").collect()
+    assert ev.filter(pl.col("kind").str.starts_with("traceback"))["kind"].to_list() == ["traceback_chain", "traceback"]
+    (crash,) = diagnose(run)
+    assert crash.id == "crash" and "init_cuda_graphs: Exception: Capture cuda graph failed" in crash.verdict

@@ -324,6 +324,16 @@ CONTAINER_BANNER = info_event(
           r"https://developer\.nvidia\.com/ngc/nvidia-deep-learning-container-license$|A copy of this license is "
           r"made available in this container at /NGC-DL-CONTAINER-LICENSE)")
 
+# Python's line between two chained tracebacks. Inside a traceback it is the traceback's
+# (TRACEBACK_CONTINUATION); alone, where an excerpt starts at it (sglang/123), it is this kind,
+# and the traceback that follows is the one with the error.
+TRACEBACK_CHAIN = info_event(
+    "traceback_chain", ("During handling of the above exception", "The above exception was the direct cause"), None,
+    (Sample("During handling of the above exception, another exception occurred:"),),
+    match=r"^(?:During handling of the above exception, another exception occurred|The above exception was the "
+          r"direct cause of the following exception):$")
+
 # The kinds of Python and library lines that both engines print, in the order both declare them.
 ENGINE_PROCESS_KINDS = (PYTHON_WARNING, TORCH_WARNING, NANOBIND_LEAKS, GLOO_CONNECTED, WEIGHTS_FORMAT,
-                        NUMEXPR, STACK_DUMP, FATAL_ERROR, TRANSFER_ERROR, TRANSFER_ENGINE, CONTAINER_BANNER)
+                        NUMEXPR, STACK_DUMP, FATAL_ERROR, TRANSFER_ERROR, TRANSFER_ENGINE, CONTAINER_BANNER,
+                        TRACEBACK_CHAIN)
