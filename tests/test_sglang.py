@@ -399,13 +399,14 @@ def test_118_and_120_the_shard_bar_elapsed_is_the_load_time(ingest_one):
 
 def test_117_a_line_stamped_twice_in_sglangs_shape_keeps_the_servers_own_prefix(ingest_one):
     """sglang#4305: `[2025-03-11 16:44:27] [2025-03-11 01:44:27 TP0] Decode batch. ...`: a deployment put its local
-    time in SGLang's own shape before the server's UTC prefix. The server's prefix (time, rank) is the line's."""
+    time in SGLang's own shape before the server's UTC prefix. The server's prefix (rank) is the line's, the time
+    the deployment's, which every line of the file has."""
     result, run = ingest_one(sample("sglang", "117_"))
     assert result.sources[0].unparsed == 0
     d = decode(run)
     assert d["running"].to_list() == [5] * 7 and d["gen_throughput"].to_list()[:2] == [136.00, 136.01]
-    assert d["rank"].unique().to_list() == ["TP0"] and str(d["ts"][0]) == "2025-03-11 01:44:27"
-    assert str(run.table("requests").collect()["ts"][0]) == "2025-03-11 01:44:29"
+    assert d["rank"].unique().to_list() == ["TP0"] and str(d["ts"][0]) == "2025-03-11 16:44:27"
+    assert str(run.table("requests").collect()["ts"][0]) == "2025-03-11 16:44:29"
     assert [(f.id, f.severity) for f in diagnose(run)] == [("client-limited", "info")]
 
 
