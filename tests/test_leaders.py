@@ -30,6 +30,7 @@ AROUND_LINE = {
     "ray": "(RayWorkerWrapper pid=1234) {}",
     "ray-lost-paren": "_AsyncLLMEngine pid=1974) {}",  # its `(` lost in a paste (vllm/44)
     "quoted": "> {}",
+    "ctrl-c": "^C{}",  # the terminal's echo of Ctrl-C before the next line (vllm/142)
     "emphasis": "**{}**",
     "kubectl+compose+quoted": "2026-01-05T10:00:01Z server-1  | > {}",
     "file-suffix": "{} (scheduler.py:1558)",

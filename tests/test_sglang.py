@@ -393,3 +393,50 @@ def test_51_a_plateau_on_a_full_cache_is_not_the_clients_limit(ingest_one):
     assert timeline["token_usage"].min() >= 0.9
     found = [f.id for f in diagnose(run)]
     assert found[0] == "kv-pressure" and "client-limited" not in found
+
+
+def test_118_and_120_the_shard_bar_elapsed_is_the_load_time(ingest_one):
+    """sglang#4895: `Loading safetensors checkpoint shards: 100% Completed | 4/4 [05:42<00:00, ...]` and no load
+    time of SGLang's own; sglang#3254: `163/163 [1:09:28<00:00, ...]` over two nodes. The bar lines carry no
+    timestamp, so the load time is the bar's elapsed, MM:SS or H:MM:SS."""
+    _, run = ingest_one(sample("sglang", "118_"))
+    assert metrics.compute(run)["startup"].summary["load_s"] == 342.0
+    (found,) = diagnose(run)
+    assert (found.id, found.severity) == ("slow-startup", "info") and "load 5.7 min" in found.verdict
+    _, run = ingest_one(sample("sglang", "120_"), name="t120")
+    assert metrics.compute(run)["startup"].summary["load_s"] == 4168.0
+    assert [f.id for f in diagnose(run)] == ["slow-startup"]
+
+
+def test_117_a_line_stamped_twice_in_sglangs_shape_keeps_the_servers_own_prefix(ingest_one):
+    """sglang#4305: `[2025-03-11 16:44:27] [2025-03-11 01:44:27 TP0] Decode batch. ...`: a deployment put its local
+    time in SGLang's own shape before the server's UTC prefix. The server's prefix (rank) is the line's, the time
+    the deployment's, which every line of the file has."""
+    result, run = ingest_one(sample("sglang", "117_"))
+    assert result.sources[0].unparsed == 0
+    d = decode(run)
+    assert d["running"].to_list() == [5] * 7 and d["gen_throughput"].to_list()[:2] == [136.00, 136.01]
+    assert d["rank"].unique().to_list() == ["TP0"] and str(d["ts"][0]) == "2025-03-11 16:44:27"
+    assert str(run.table("requests").collect()["ts"][0]) == "2025-03-11 16:44:29"
+    assert [(f.id, f.severity) for f in diagnose(run)] == [("client-limited", "info")]
+
+
+def test_121_the_ngc_container_banner_is_typed_and_quiet(ingest_one):
+    """sglang#3226: the NVIDIA container's banner (`== CUDA ==` between rules, `CUDA Version 12.4.1`, the licence
+    lines) before the server's start-up in docker."""
+    result, run = ingest_one(sample("sglang", "121_"))
+    assert result.sources[0].unparsed == 0
+    banner = fields_of(run.table("events").sort("line_no").collect(), "container_banner")
+    assert len(banner) == 9 and banner[1]["image"] == "CUDA" and banner[3]["cuda_version"] == "12.4.1"
+    assert diagnose(run) == []
+
+
+def test_123_an_excerpt_that_starts_at_the_chain_line_has_one_traceback_with_its_error(ingest_one):
+    """sglang#4205: the paste starts at `During handling of the above exception, another exception occurred:`, then
+    the traceback through init_cuda_graphs that ends in `Exception: Capture cuda graph failed: [...gloo...]`."""
+    result, run = ingest_one(sample("sglang", "123_"))
+    assert result.sources[0].unparsed == 0
+    ev = run.table("events").sort("line_no").collect()
+    assert ev.filter(pl.col("kind").str.starts_with("traceback"))["kind"].to_list() == ["traceback_chain", "traceback"]
+    (crash,) = diagnose(run)
+    assert crash.id == "crash" and "init_cuda_graphs: Exception: Capture cuda graph failed" in crash.verdict

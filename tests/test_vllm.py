@@ -812,3 +812,32 @@ def test_a_plateau_at_a_default_max_num_seqs_is_the_default_even_without_a_relea
         f = found["concurrency-cap"]
         assert (f.confidence, f.metrics["cap_source"]) == ("low", "default of some release")
         assert "No server configuration or release in the log" in f.verdict
+
+
+def test_141_a_queue_behind_a_preemption_is_memory_not_a_stall(ingest_one):
+    """vllm#546 (0.6.3): `Running: 2 reqs, ... Pending: 98 reqs, GPU KV cache usage: 73.8%` then 86.1 %, at
+    7,220 tok/s, and `Sequence group ... is preempted by PreemptionMode.SWAP mode because there is not enough
+    KV cache space`: V0 counts sequence groups, each of many sequences; the preemption says the cache is full."""
+    _, run = ingest_one(sample("vllm", "141_"))
+    assert table(run, "stats")["queued"].to_list() == [98, 98]
+    found = diagnose(run)
+    assert [f.id for f in found] == ["kv-pressure"] and "1 retraction/preemption events" in found[0].verdict
+
+
+def test_142_ctrl_c_echo_and_uvicorn_waiting_for_background_tasks_are_the_shutdown(ingest_one):
+    """vllm#1879 (0.2.4): the KV cache fills to 97.3 % with one request, then the user's Ctrl-C:
+    `^CINFO:     Shutting down` (the terminal's `^C` glued before uvicorn's line) and `INFO:     Waiting for
+    background tasks to complete. (CTRL+C to force quit)`."""
+    result, run = ingest_one(sample("vllm", "142_"))
+    assert result.sources[0].unparsed == 0
+    assert table(run, "events", "uvicorn")["line_no"].to_list() == [5, 6]
+    assert [f.id for f in diagnose(run)] == ["kv-pressure"]
+
+
+def test_149_kv_transfer_metrics_lines_are_typed_and_zero_transfers_are_quiet(ingest_one):
+    """vllm#20443 (the PR's sample): `KV Transfer metrics: KVTransferAggregatedStats(avg_transfer_durations=0.0,
+    avg_bytes_transferred=0.0, num_blocks_transferred=0, num_successful_transfers=0)` after each idle stats line."""
+    result, run = ingest_one(sample("vllm", "149_"))
+    assert result.sources[0].unparsed == 0
+    assert [f["successful"] for f in fields(run, "kv_transfer_stats")] == [0, 0]
+    assert diagnose(run) == []

@@ -4,6 +4,12 @@ A queue that stays long while `running` is zero or a small fraction of it, with 
 left, is neither a cap nor memory: the scheduler cannot admit waiting requests (a stall,
 a scheduler bug, or admission blocked on long prompts). Watchdog timeouts are the other
 face of a hang (hang.py).
+
+A server that preempts or retracts requests says its KV cache has no room, whatever the
+usage it printed: vLLM V0 counts sequence groups as `Running` (one group of a beam search or
+of n > 1 holds many sequences) and preempts below 90 % usage (vllm/141: 2 running, 98
+pending at 74-86 %, a SWAP preemption, 7,200 tok/s generated). The queue is then memory's
+(kv-pressure), not a stall.
 """
 
 from __future__ import annotations
@@ -11,6 +17,8 @@ from __future__ import annotations
 import polars as pl
 
 from loganalyze.diagnosis.base import Case, Finding, value_range
+from loganalyze.diagnosis.kv_pressure import EVICTION_KINDS, scraped_evictions
+from loganalyze.kinds import kind_in
 
 MIN_ROWS = 2
 QUEUE_TO_RUNNING = 5
@@ -19,7 +27,7 @@ KV_ROOM = 0.9
 
 def find(ctx: Case) -> list[Finding]:
     c = ctx.metrics.get("concurrency")
-    if not c:
+    if not c or ctx.events(kind_in(EVICTION_KINDS)).height or scraped_evictions(ctx):
         return []
     t = c.frames["timeline"]
     stalled = t.filter(

@@ -148,13 +148,15 @@ def info_event(name: str, needle, pattern: str | None, samples: tuple[str, ...],
 UVICORN = info_event(
     "uvicorn", ("Started server process [", "Waiting for application startup.", "Application startup complete.",
                 "Uvicorn running on ", "Shutting down", "Finished server process [",
-                "Waiting for application shutdown.", "Application shutdown complete."),
+                "Waiting for application shutdown.", "Application shutdown complete.",
+                "Waiting for background tasks to complete.", "Waiting for connections to close."),
     r"^INFO:\s+(?:Started server process \[(?P<pid>\d+)\]|Finished server process \[(?P<finished_pid>\d+)\]"
     r"|Uvicorn running on (?P<url>\w+://[^\s:/]+(?::(?P<port>\d+))?)|.)",
     (Sample("INFO:     Uvicorn running on http://0.0.0.0:33446 (Press CTRL+C to quit)",
             url="http://0.0.0.0:33446", port=33446),
      Sample("INFO:     Started server process [3370558]", pid=3370558),
-     Sample("INFO:     Waiting for application startup.")),
+     Sample("INFO:     Waiting for application startup."),
+     Sample("INFO:     Waiting for background tasks to complete. (CTRL+C to force quit)")),
     types={"pid": I, "finished_pid": I, "port": I}, match=r"^INFO:\s+")
 
 # uvicorn's own complaints: a request it could not parse (a client speaking TLS or HTTP/2 to
@@ -307,7 +309,31 @@ NUMEXPR = info_event(
             cores=128, limit=16)),
     types={"threads": I, "cores": I, "limit": I, "virtual_cores": I, "maximum": I})
 
+# The banner an NVIDIA NGC-based image (vllm/vllm-openai, lmsysorg/sglang) prints from its
+# entrypoint before the server starts (sglang/121): the image name between `==` rules, the CUDA
+# version, the container licence's lines. A rule is as long as the title it frames.
+CONTAINER_BANNER = info_event(
+    "container_banner", ("==", "CUDA Version ", "Container image Copyright", "This container image and its contents",
+                         "By pulling and using the container", "nvidia-deep-learning-container-license",
+                         "NGC-DL-CONTAINER-LICENSE"),
+    r"^(?:={8,30}|== (?P<image>.+) ==|CUDA Version (?P<cuda_version>[\d.]+)|.)",
+    (Sample("== CUDA ==", image="CUDA"), Sample("CUDA Version 12.4.1", cuda_version="12.4.1"),
+     Sample("Container image Copyright (c) 2016-2023, NVIDIA CORPORATION & AFFILIATES. All rights reserved.")),
+    match=r"^(?:={8,30}$|== .+ ==$|CUDA Version [\d.]+$|Container image Copyright .*NVIDIA|This container image "
+          r"and its contents are governed by the NVIDIA |By pulling and using the container, you accept|"
+          r"https://developer\.nvidia\.com/ngc/nvidia-deep-learning-container-license$|A copy of this license is "
+          r"made available in this container at /NGC-DL-CONTAINER-LICENSE)")
+
+# Python's line between two chained tracebacks. Inside a traceback it is the traceback's
+# (TRACEBACK_CONTINUATION); alone, where an excerpt starts at it (sglang/123), it is this kind,
+# and the traceback that follows is the one with the error.
+TRACEBACK_CHAIN = info_event(
+    "traceback_chain", ("During handling of the above exception", "The above exception was the direct cause"), None,
+    (Sample("During handling of the above exception, another exception occurred:"),),
+    match=r"^(?:During handling of the above exception, another exception occurred|The above exception was the "
+          r"direct cause of the following exception):$")
 
 # The kinds of Python and library lines that both engines print, in the order both declare them.
 ENGINE_PROCESS_KINDS = (PYTHON_WARNING, TORCH_WARNING, NANOBIND_LEAKS, GLOO_CONNECTED, WEIGHTS_FORMAT,
-                        NUMEXPR, STACK_DUMP, FATAL_ERROR, TRANSFER_ERROR, TRANSFER_ENGINE)
+                        NUMEXPR, STACK_DUMP, FATAL_ERROR, TRANSFER_ERROR, TRANSFER_ENGINE, CONTAINER_BANNER,
+                        TRACEBACK_CHAIN)

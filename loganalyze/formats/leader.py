@@ -4,8 +4,8 @@ A format's prefix knows how its release prints a line (`[2026-01-05 10:00:01 TP0
 `INFO 01-05 10:00:01 [loggers.py:122] `). Real logs arrive behind other leaders too: a
 user's own Python logging format (`2026-01-05 10:00:01,123 - vllm.engine - INFO - `,
 `INFO:vllm.engine:`), loguru's `| INFO |`, an MPI launcher's `[0] `, a ticket's `> `
-quoting or `**` emphasis, a clock or epoch stamp, tqdm text glued before a block, a
-`file.py:N` suffix. The engine peels such a leader off a line where its format's prefix
+quoting or `**` emphasis, a terminal's `^C` echo, a clock or epoch stamp, tqdm text glued
+before a block, a `file.py:N` suffix. The engine peels such a leader off a line where its format's prefix
 took nothing (and splits what is left with that prefix again) and off the message the
 prefix found, so a known message is known behind any of them. The leader's timestamp
 and level are kept.
@@ -41,6 +41,7 @@ LOGGER_COLON = (r"(?:(?:vllm|sglang|uvicorn|lmcache)(?:\.[a-z_][a-z0-9_]*)+|[a-z
                 r": ")
 # One leader token each, with what separates it from the next.
 TOKENS = (
+    r"\^C",  # the terminal's echo of Ctrl-C, glued before the next line the server prints
     r"> ?",  # quoted in a ticket or mail
     r"\*\*",  # Markdown emphasis
     r"`{1,3}",  # Markdown code quoting: an inline span or a fence glued to the first line
@@ -73,7 +74,7 @@ LEADER = f"^(?:{COMMENT})?" + LEADER_NO_COMMENT[1:-1] + "*"
 # What a leader can start with: a batch with no such line skips the leader regex.
 # Tight on purpose: it runs on every line, and a line it passes pays for the full leader
 # regex (uvicorn's `INFO:     127.0.0.1...`, most lines of a busy vLLM log, must not).
-START = (rf"^(?:>|# |\*\*|`|[IWEF]\d{{4}}|\[|\d\d[-:]\d|\d{{4}}-|\d{{1,3}}-\d\d-|-\d\d-\d\d |1\d{{9}}\.|\d{{1,7}} \[|\d{{1,3}}%\||(?:{MONTHS}) "
+START = (rf"^(?:\^C|>|# |\*\*|`|[IWEF]\d{{4}}|\[|\d\d[-:]\d|\d{{4}}-|\d{{1,3}}-\d\d-|-\d\d-\d\d |1\d{{9}}\.|\d{{1,7}} \[|\d{{1,3}}%\||(?:{MONTHS}) "
          rf"|(?:{LEVELS})(?:[ \]|]|:[A-Za-z_])|[A-Za-z_]\w*(?:\.\w+)+ *[-|]|{LOGGER_COLON}|[A-Za-z_][\w-]* - |\(\w*\s*pid=|[A-Za-z_]\w* pid=\d)")
 SUFFIX = r"(?:\s+\([\w./-]+\.py:\d+\)|\*\*|`{1,3})$"
 # An indented `function (file.py:N)` and nothing else is a py-spy stack frame, whose

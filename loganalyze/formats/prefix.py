@@ -175,18 +175,50 @@ def _bare(groups: pl.Series, text: pl.Series) -> pl.Series:
     return empty.clone().scatter(at, starts)
 
 
+def _prefix_again(fmt: LogFormat, text: pl.Series, groups: pl.Series) -> tuple[pl.Series, pl.Series] | None:
+    """The lines whose message holds the format's prefix again, without their first prefix,
+    and the prefix's groups of them; None when there is none.
+
+    A deployment that stamps each line in the format's own shape (`[2025-03-11 16:44:27]
+    [2025-03-11 01:44:27 TP0] Decode batch ...`: local time in front of the server's UTC) leaves
+    the server's prefix, rank tag and all, inside the message. The server's prefix gives the
+    line's groups but its timestamp: the deployment's stamp is on every line (tqdm bars and
+    other output the server's logger does not write have no other), so it keeps one clock
+    for the file. Only a message that starts like its line does (first three characters) is tried."""
+    msg = groups.struct.field("msg")
+    near = (msg.str.len_chars() < text.str.len_chars()) & (msg.str.slice(0, 3) == text.str.slice(0, 3))
+    at = near.fill_null(False).arg_true()
+    if not at.len():
+        return None
+    inner = msg.gather(at)
+    took = ~_bare(prefix_groups(fmt.prefix, inner), inner)
+    if not took.any():
+        return None
+    rows = at.filter(took)
+    again = text.clone().scatter(rows, inner.filter(took))
+    mask = pl.repeat(False, text.len(), eager=True).scatter(rows, True)
+    outer, split = groups.struct.unnest(), prefix_groups(fmt.prefix, again).struct.unnest()
+    stamps = [n for n in split.columns if n.split("__")[0] == "ts"]
+    split = split.with_columns(pl.when(mask).then(outer[n]).otherwise(split[n]).alias(n) for n in stamps)
+    return again, split.to_struct(PFX)
+
+
 def split_prefix(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> pl.DataFrame:
     """Add msg, ts and the prefix's other named groups as columns.
 
     Leaders the format does not know are peeled twice: in front of its prefix on the lines
     where the prefix took nothing (its prefix may follow: `> [2026-01-05 10:00:01 TP0] ...`,
     so the prefix is applied again behind it), and in front of the message it found
-    (`[10:00:01] INFO Decode batch ...`, where SGLang's prefix takes only the clock).
+    (`[10:00:01] INFO Decode batch ...`, where SGLang's prefix takes only the clock). A line
+    stamped twice in the prefix's own shape is split at its second prefix (_prefix_again).
     """
     groups = prefix_groups(fmt.prefix, frame["text"])
     peeled = peel_leaders(fmt, frame, "text", _bare(groups, frame["text"]), ctx)
     if peeled is not None:
         frame, groups = peeled, prefix_groups(fmt.prefix, peeled["text"])
+    again = _prefix_again(fmt, frame["text"], groups)
+    if again is not None:
+        frame, groups = frame.with_columns(text=again[0]), again[1]
     frame = frame.with_columns(groups)
     groups = pl.col(PFX)
     out = frame.with_columns(*_prefix_columns(fmt, frame), msg=pl.coalesce(groups.struct.field("msg"), pl.col("text")))

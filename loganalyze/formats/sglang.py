@@ -145,9 +145,13 @@ KINDS = (
            r"(?: dtype=(?P<dtype>[^,]+),)?.*?avail mem=(?P<avail_mem_gb>[\d.]+) GB(?:, mem usage=(?P<mem_usage_gb>[\d.]+) GB)?",
            "info", ("Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=31.72 GB, mem usage=15.09 GB.",),
            types=GB),
-    _event("shard_progress", "checkpoint shards:",
-           r"^Loading (?:\w+ )?checkpoint shards:\s+(?P<percent>\d+)% Completed \| (?P<done>\d+)/(?P<total>\d+) \[(?P<elapsed>[\d:]+)",
-           "info", ("Loading safetensors checkpoint shards:  25% Completed | 1/4 [00:00<00:01,  2.32it/s]",),
+    # `Multi-thread loading shards:`: enable_multithread_load (the sample: guqiong96/Lsglang#7's GLM-5.1 load).
+    _event("shard_progress", ("checkpoint shards:", "Multi-thread loading shards:"),
+           r"^(?:Loading (?:\w+ )?checkpoint|Multi-thread loading) shards:\s+(?P<percent>\d+)% Completed \| "
+           r"(?P<done>\d+)/(?P<total>\d+) \[(?P<elapsed>[\d:]+)",
+           "info", ("Loading safetensors checkpoint shards:  25% Completed | 1/4 [00:00<00:01,  2.32it/s]",
+                    Sample("Multi-thread loading shards: 100% Completed | 142/142 [00:25<00:00,  5.66it/s]",
+                           percent=100.0, done=142, total=142, elapsed="00:25")),
            types={"percent": F, "done": I, "total": I}),
     _event("kv_cache_allocated", "is allocated.",
            r"KV Cache is allocated\.(?: dtype: (?P<dtype>[^,]+),)?(?: #tokens: (?P<tokens>\d+),)?"

@@ -3,7 +3,9 @@
 "The server hangs" is often a server still loading hundreds of GB of weights; a log that
 ends inside the load phase with shard progress advancing is loading, not hung.
 Phases come from events whose kinds the parsers name (see PHASES); durations prefer the
-`elapsed_s` the server printed, else the gap between a phase's first and last line.
+`elapsed_s` the server printed (or the elapsed time of a shard progress bar, which tqdm
+prints as `MM:SS` or `H:MM:SS`: SGLang before 0.5 prints no load time of its own, and the
+bar's lines carry no timestamp), else the gap between a phase's first and last line.
 """
 
 from __future__ import annotations
@@ -24,7 +26,14 @@ PHASES = {
 READY = kinds("server_ready")
 SHARDS = kinds("shard_progress")
 LOADED = kinds("load_weight_end", "weights_loaded", "weights_read")
-FIELD_SECONDS = pl.col("fields").str.extract(r'"(?:elapsed_s|seconds|load_s|time_s)":\s*([\d.]+)', 1).cast(pl.Float64)
+PRINTED_SECONDS = pl.col("fields").str.extract(r'"(?:elapsed_s|seconds|load_s|time_s)":\s*([\d.]+)', 1).cast(pl.Float64)
+_BAR = r'"elapsed":\s*"(?:(\d+):)?(\d+):(\d+)"'
+BAR_SECONDS = (  # tqdm's elapsed `[05:42<00:00, ...]` / `[1:09:28<00:00, ...]`
+    pl.col("fields").str.extract(_BAR, 1).cast(pl.Float64).fill_null(0) * 3600
+    + pl.col("fields").str.extract(_BAR, 2).cast(pl.Float64) * 60
+    + pl.col("fields").str.extract(_BAR, 3).cast(pl.Float64)
+)
+FIELD_SECONDS = pl.max_horizontal(PRINTED_SECONDS, BAR_SECONDS)
 
 
 def phase_of(kind: pl.Expr) -> pl.Expr:

@@ -87,6 +87,24 @@ KINDS = (
                    "were retrieved by a decode worker. They may have expired.",
                    request_id="chatcmpl-129a69c8-cd1a-40e0-aa3e-94662fd8cc2b")),
            types={"readers": I, "timeout_s": I}),
+    # The KV connector's transfers over the last stats interval (kv_transfer/kv_connector/v1/metrics.py,
+    # 0.10+: its stats' `reduce()` as `key=value` pairs, whose keys and their order vary with the
+    # connector; 0.9 dev: the stats object's repr). A failed count is moved to the front, so that
+    # one pattern reads it whichever order the connector printed.
+    event("kv_transfer_stats", "KV Transfer metrics: ",
+           r"KV Transfer metrics: (?:Num failed transfers=(?P<failed>\d+), )?(?:.*?(?:num_successful_transfers|Num "
+           r"successful transfers)=(?P<successful>\d+))?(?:.*?Avg xfer time \(ms\)=(?P<avg_xfer_ms>[\d.]+))?"
+           r"(?:.*?Throughput \(MB/s\)=(?P<throughput_mb_s>[\d.]+))?(?:.*?Num KV expired reqs=(?P<kv_expired>\d+))?",
+           "info",
+           (Sample("INFO 07-03 13:32:10 [metrics.py:109] KV Transfer metrics: KVTransferAggregatedStats("
+                   "avg_transfer_durations=0.0, avg_bytes_transferred=0.0, num_blocks_transferred=0, "
+                   "num_successful_transfers=0)", successful=0),
+            Sample("KV Transfer metrics: Num successful transfers=2, Avg xfer time (ms)=1.5, P90 xfer time (ms)=1.9, "
+                   "Avg MB per transfer=1.5, Throughput (MB/s)=1000.0, Avg number of descriptors=5.0, Num failed "
+                   "transfers=1, Num failed recvs=0, Num KV expired reqs=0",
+                   failed=1, successful=2, avg_xfer_ms=1.5, throughput_mb_s=1000.0, kv_expired=0)),
+           rewrites=((r"^(.*?KV Transfer metrics: )(.*?)(Num failed transfers=\d+, )", "$1$3$2"),),
+           types={"failed": I, "successful": I, "avg_xfer_ms": F, "throughput_mb_s": F, "kv_expired": I}),
     event("kv_cache_insufficient", ("No available memory for the cache blocks", "stored in KV cache (",
                                      "KV cache is needed, which is larger than the available KV cache memory",
                                      "To serve at least one request with the model"),
