@@ -841,3 +841,15 @@ def test_149_kv_transfer_metrics_lines_are_typed_and_zero_transfers_are_quiet(in
     assert result.sources[0].unparsed == 0
     assert [f["successful"] for f in fields(run, "kv_transfer_stats")] == [0, 0]
     assert diagnose(run) == []
+
+
+def test_a_queue_behind_thousands_of_tokens_a_second_is_no_stall(ingest_one, tmp_path):
+    """vllm/141's two stats lines (2 running, 98 pending, ~7,200 tok/s) without its preemption
+    line: a stalled scheduler does not generate 3,600 tok/s per running request, so no hang."""
+    lines = sample("vllm", "141_").read_text().splitlines()
+    path = tmp_path / "stats.log"
+    path.write_text("\n".join(line for line in lines if "preempted" not in line) + "\n")
+    _, run = ingest_one(path)
+    stats = run.table("stats").collect()
+    assert stats["running"].to_list() == [2, 2] and stats["queued"].to_list() == [98, 98]
+    assert "hang" not in {f.id for f in diagnose(run)}

@@ -9,7 +9,10 @@ A server that preempts or retracts requests says its KV cache has no room, whate
 usage it printed: vLLM V0 counts sequence groups as `Running` (one group of a beam search or
 of n > 1 holds many sequences) and preempts below 90 % usage (vllm/141: 2 running, 98
 pending at 74-86 %, a SWAP preemption, 7,200 tok/s generated). The queue is then memory's
-(kv-pressure), not a stall.
+(kv-pressure), not a stall. So is any interval that generates more than one decode stream can
+(SINGLE_STREAM_TOK_S per running request): the server is busy, what `running` counts holds more
+than one sequence each, or requests finish between two stats lines; a stalled scheduler does
+not make thousands of tokens a second.
 """
 
 from __future__ import annotations
@@ -23,6 +26,10 @@ from loganalyze.kinds import kind_in
 MIN_ROWS = 2
 QUEUE_TO_RUNNING = 5
 KV_ROOM = 0.9
+# Tokens/s one decode stream gets at most: a small model on a fast GPU decodes a few hundred a
+# second per request (sglang/111: 184 tok/s single-stream); above this per running request the
+# queue is being served.
+SINGLE_STREAM_TOK_S = 400.0
 
 
 def find(ctx: Case) -> list[Finding]:
@@ -34,6 +41,7 @@ def find(ctx: Case) -> list[Finding]:
         (pl.col("queued") > 0)
         & ((pl.col("running") == 0) | (pl.col("queued") >= QUEUE_TO_RUNNING * pl.col("running")))
         & (pl.col("token_usage").fill_null(0) < KV_ROOM)
+        & (pl.col("gen_throughput").fill_null(0) <= SINGLE_STREAM_TOK_S * pl.col("running").clip(lower_bound=1))
     )
     if stalled.height < MIN_ROWS or stalled.height < 0.5 * t.height:
         return []
