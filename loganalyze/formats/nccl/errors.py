@@ -16,6 +16,10 @@ WARN_CATEGORIES = (
     ("cuda_failure", r"Cuda failure"),
     ("p2p_disabled_nvlink", r"P2P is disabled between NVLINK"),
     ("p2p_disabled", r"P2P is disabled between"),
+    # ncclIbInit probing the HCAs (list, open, query): NCCL skips a device it cannot open and,
+    # with none left, says `NET/IB : No device found` and uses sockets (nccl/134: a container
+    # without the RDMA device). Verbs that fail later, setting up a connection, are failures.
+    ("ib_probe_failed", r"Call to ibv_(?:get_device_list|open_device|query_device|query_port|fork_init) failed"),
     ("ib_call_failed", r"Call to ibv_\w+ failed"),
     ("address_in_use", r"Address already in use"),
     ("shm_failure", r"/dev/shm|shared memory segment|posix_fallocate|shmutils"),
@@ -180,6 +184,8 @@ NCCL_EVENTS = (
                  Sample("NCCL WARN NET/IB : Got completion with error 12, opcode 0, len 0, vendor err 129",
                         category="ib_completion_error"),
                  Sample("NCCL WARN NET/IB : mlx5_0:1 Got async event : port error", category="ib_async_error"),
+                 Sample("NCCL WARN Call to ibv_open_device failed", category="ib_probe_failed"),
+                 Sample("NCCL WARN Call to ibv_modify_qp failed with error No such device", category="ib_call_failed"),
                  Sample("NCCL WARN NET/IB : mlx5_2:1 Got async event : GID table change", category="other")),
     ),
     # `transport.cc:165 -> 2`: the return-code trail NCCL prints as an error unwinds.

@@ -1,0 +1,51 @@
+"""NCCL failures told from what only looks like one, on the real lines of hold-out batch 6
+(fixtures/real/nccl/133-144): an HCA NCCL could not open at init is a transport downgrade,
+not a fault; a return-code trail and nccl-tests' own failure line are faults."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+
+from conftest import sample
+from loganalyze.diagnosis import diagnose
+
+
+def categories(run) -> list[str]:
+    warns = run.table("events").filter(pl.col("kind") == "nccl_warn").sort("line_no").collect()
+    return [json.loads(f)["category"] for f in warns["fields"]]
+
+
+def by_id(run) -> dict:
+    return {f.id: f for f in diagnose(run)}
+
+
+def test_134_an_hca_that_cannot_be_opened_is_sockets_not_a_crash(ingest_one):
+    """nccl#451: in a container `Call to ibv_open_device failed`, `NET/IB : No device found`,
+    `Using network Socket`; the job runs, slowly."""
+    _, run = ingest_one(sample("nccl", "134_"))
+    assert categories(run) == ["ib_probe_failed", "other"]
+    found = by_id(run)
+    assert "nccl-error" not in found
+    f = found["nccl-transport"]
+    assert (f.severity, f.title) == ("warning", "InfiniBand/RoCE device unusable: NCCL uses sockets")
+    assert [e.line for e in f.evidence] == [2, 3, 6]
+
+
+def test_a_verb_that_fails_setting_up_a_connection_stays_a_failure(ingest_one):
+    """nccl#551 (nccl/133): `Call to ibv_modify_qp failed with error No such device` fails init."""
+    _, run = ingest_one(sample("nccl", "133_"))
+    assert categories(run) == ["ib_call_failed"]
+    assert by_id(run)["nccl-error"].severity == "critical"
+
+
+def test_an_ib_probe_without_a_socket_fallback_is_no_transport_finding(ingest_one, tmp_path):
+    """One HCA of several failing its query while NCCL goes on with IB is no downgrade."""
+    log = tmp_path / "probe.log"
+    log.write_text("node01:1:1 [0] misc/ibvwrap.cc:212 NCCL WARN Call to ibv_query_device failed\n"
+                   "node01:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_1:1/IB ; OOB ib0:10.0.0.1<0>\n"
+                   "node01:1:1 [0] NCCL INFO Using network IB\n")
+    _, run = ingest_one(log)
+    assert categories(run) == ["ib_probe_failed"]
+    assert not {"nccl-error", "nccl-transport"} & set(by_id(run))
