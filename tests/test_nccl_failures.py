@@ -49,3 +49,24 @@ def test_an_ib_probe_without_a_socket_fallback_is_no_transport_finding(ingest_on
     _, run = ingest_one(log)
     assert categories(run) == ["ib_probe_failed"]
     assert not {"nccl-error", "nccl-transport"} & set(by_id(run))
+
+
+def test_144_a_return_code_trail_alone_is_a_failure(ingest_one):
+    """nccl#697: socket channels connect, then `include/net.h:25 -> 2` and
+    `transport/net.cc:515 -> 2` (ncclSystemError), no WARN line in the post."""
+    _, run = ingest_one(sample("nccl", "144_"))
+    f = by_id(run)["nccl-error"]
+    assert f.severity == "critical" and f.metrics["events"] == 2
+    assert "ncclSystemError, unwinding from include/net.h:25" in f.verdict
+
+
+def test_the_plugin_loaders_probe_and_in_progress_are_no_failure(ingest_one, tmp_path):
+    """nccl/57 (nccl#1053): `net.cc:79 -> 3` while NCCL looks for an external net plugin and
+    goes on; `-> 7` is ncclInProgress (a non-blocking communicator), not an error."""
+    log = tmp_path / "probe.log"
+    log.write_text("host1:3048391:3048566 [0] NCCL INFO NCCL_IBEXT_DISABLE set by environment to 1.\n"
+                   "host1:3048391:3048566 [0] NCCL INFO net.cc:79 -> 3\n"
+                   "host1:3048391:3048566 [0] NCCL INFO init.cc:1562 -> 7\n"
+                   "host1:3048391:3048566 [0] NCCL INFO Using network Socket\n")
+    _, run = ingest_one(log)
+    assert "nccl-error" not in by_id(run)
