@@ -70,3 +70,15 @@ def test_the_plugin_loaders_probe_and_in_progress_are_no_failure(ingest_one, tmp
                    "host1:3048391:3048566 [0] NCCL INFO Using network Socket\n")
     _, run = ingest_one(log)
     assert "nccl-error" not in by_id(run)
+
+
+def test_nccl_tests_own_failure_line_is_typed_and_read_as_the_failure(ingest_one):
+    """nccl-tests' NCCLCHECK line, behind mpirun's `host: ` (nccl/133, 2019) and in the 2018
+    wording without `Test` after `Net : Connection closed by remote peer` (nccl/142)."""
+    _, run = ingest_one(sample("nccl", "133_"))
+    ev = run.table("events").filter(pl.col("kind") == "nccl_test_failure").collect()
+    assert [json.loads(f) for f in ev["fields"]] == [
+        {"host": "gpunode-b", "where": "common.cu:788", "error": "unhandled system error", "last_error": None}]
+    _, run = ingest_one(sample("nccl", "142_"), name="t142")
+    f = by_id(run)["nccl-error"]
+    assert sorted(e.line for e in f.evidence) == [3, 4] and "a peer went away" in f.verdict

@@ -17,7 +17,7 @@ from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.kinds import kind_in, kinds
 from loganalyze.formats.nccl.errors import FAILURES
 
-KINDS = kinds("nccl_error")
+KINDS = kinds("nccl_error", "nccl_test_failure")
 WARN = kinds("nccl_warn")
 TRAIL = kinds("nccl_error_trail")
 # The return-code trail (`transport/net.cc:515 -> 2`) is printed only as an error unwinds, a

@@ -188,6 +188,22 @@ NCCL_EVENTS = (
                  Sample("NCCL WARN Call to ibv_modify_qp failed with error No such device", category="ib_call_failed"),
                  Sample("NCCL WARN NET/IB : mlx5_2:1 Got async event : GID table change", category="other")),
     ),
+    # nccl-tests' NCCLCHECK when a call fails: `<host>: Test NCCL failure common.cu:788 'unhandled
+    # system error'` (2.x, ` / <last error>` inside the quotes from 2.13), `NCCL failure
+    # common.cu:921 '...'` in the 2018 tests (nccl/133, nccl/142): the run's end, no envelope.
+    LineKind(
+        name="nccl_test_failure", table="events", needle="NCCL failure ",
+        match=r"^(?:[^\s:]+: )?(?:Test )?NCCL failure [\w./-]+:\d+ '",
+        pattern=r"^(?:(?P<host>[^\s:]+): )?(?:Test )?NCCL failure (?P<where>[\w./-]+:\d+) '(?P<error>.*?)(?: /(?: (?P<last_error>[^']+?))?)?\s*'",
+        pack="fields", message=True, const={"severity": "error"},
+        samples=(Sample("node01: Test NCCL failure common.cu:788 'unhandled system error'", host="node01",
+                        where="common.cu:788", error="unhandled system error"),
+                 Sample("NCCL failure common.cu:921 'unhandled system error'", where="common.cu:921",
+                        error="unhandled system error"),
+                 Sample("node02: Test NCCL failure common.cu:958 'internal error - please report this issue to the "
+                        "NCCL developers / '", host="node02", where="common.cu:958",
+                        error="internal error - please report this issue to the NCCL developers")),
+    ),
     # `transport.cc:165 -> 2`: the return-code trail NCCL prints as an error unwinds.
     LineKind(
         name="nccl_error_trail", table="events", needle=" -> ", match=ENVELOPE + r"[\w./-]+\.(?:cc|cu|h|cpp):\d+ -> \d+",
