@@ -769,3 +769,14 @@ def test_ranks_on_several_hosts_get_no_single_box_verdict(ingest_one, tmp_path):
     one.write_text(path.read_text().replace(" on host2 ", " on host1 "))
     _, run = ingest_one(one, name="one")
     assert findings(run)["nccl-bandwidth"][0].metrics["gpu_class"] == "NVSwitch"
+
+
+def test_137_a_header_that_lost_every_hash_is_still_nccl_tests(ingest_one):
+    """nccl-tests#249: `mpirun -n 1` on one A10G, pasted without the `#` of the header lines:
+    the notices and the three column lines are typed like their `#` forms; only ssh's
+    `Permanently added` line is not nccl-tests'."""
+    result, run = ingest_one(sample("nccl", "137_"))
+    assert result.sources[0].unparsed == 1
+    assert table(run, "nccl_perf")["what"].to_list() == [
+        "params", "notice", "notice", "device", "columns", "columns", "columns"]
+    assert not {"nccl-bandwidth", "nccl-tests-no-mpi"} & set(findings(run))
