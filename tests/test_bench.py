@@ -347,6 +347,17 @@ def test_other_clients_summary_blocks_read_by_label_words(prefix, want, ingest_o
         isinstance(v, float) for v in want.values()) else {k: row[k] for k in want} == want
 
 
+def test_evalscope_minus_one_is_no_value(ingest_one):
+    """bench/102 (evalscope#1231): 0 of 30 succeeded and every metric printed as -1: the
+    failures are the finding, not a -1000 ms latency nor an achieved concurrency of 1."""
+    _, run = ingest_one(sample("bench", "102_"))
+    (row,) = bench(run)
+    assert (row["completed"], row["failed"], row["e2e_mean"], row["ttft_mean"], row["request_throughput"]) == (
+        0, 30, None, None, None)
+    assert {"key": "Average latency (s)", "value": "-1"} in row["extra"]
+    assert [(f.id, f.severity) for f in diagnose(run)] == [("bench-failures", "critical")]
+
+
 def test_failures_name_the_status_the_server_answered(ingest_one):
     """Recorded vLLM 0.32 run: prompts up to 300 tokens against --max-model-len 256; the
     server's access lines say 400 for the 81 requests the client counts as failed."""
