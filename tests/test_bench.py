@@ -347,6 +347,19 @@ def test_other_clients_summary_blocks_read_by_label_words(prefix, want, ingest_o
         isinstance(v, float) for v in want.values()) else {k: row[k] for k in want} == want
 
 
+def test_the_clients_run_phases_are_events(ingest_one):
+    """benchmark_serving.py's single-prompt test run before the timed requests (bench/108) and
+    `vllm bench serve`'s hint when termplotlib is missing (bench/100): the client's own lines."""
+    _, run = ingest_one(sample("bench", "108_"))
+    phases = run.table("events").filter(pl.col("kind") == "bench_phase").sort("line_no").collect()
+    assert phases.select("line_no", "message").rows() == [
+        (1, "Starting initial single prompt test run..."),
+        (2, "Initial test run completed. Starting main benchmark run...")]
+    result, run = ingest_one(sample("bench", "100_"), name="tip")
+    assert result.sources[0].unparsed == 2  # the author's `TP2` and `Base`
+    assert run.table("events").filter(pl.col("kind") == "bench_phase").collect()["line_no"].to_list() == [4]
+
+
 def test_evalscope_minus_one_is_no_value(ingest_one):
     """bench/102 (evalscope#1231): 0 of 30 succeeded and every metric printed as -1: the
     failures are the finding, not a -1000 ms latency nor an achieved concurrency of 1."""

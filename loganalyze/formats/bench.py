@@ -50,6 +50,12 @@ TOOLS = (
 
 CMDLINE = rf"(?:^|[\s/])(?:{TOOLS})(?:\s|$)"
 
+PHASE = (r"^\s*(?P<phase>Starting initial single prompt test run\.\.\.|Initial test run completed\. Starting main benchmark run"
+         r"\.\.\.|Skipping initial test run\. Starting main benchmark run\.\.\.|Starting warmup with (?P<warmups>\d+) "
+         r"sequences?\.\.\.|Warmup completed with (?P<warmed>\d+) sequences?\. Starting main benchmark run\.\.\."
+         r"|(?:Starting|Stopping) profiler\.\.\.|Profiler (?:started|stopped)"
+         r"|tip: install termplotlib and gnuplot to plot the metrics|Waiting for endpoint to become up in \d+ seconds)\s*$")
+
 
 def tool_name(printed: pl.Expr) -> pl.Expr:
     """One name per client whatever its entry point: `vllm bench serve` and benchmark_serving.py
@@ -182,6 +188,22 @@ KINDS = (
                  "⚠ mean generation delay was 4% of mean time to first token ms.total (0.014s /   ",
                  "  0.321s; threshold 1%).                                                        ",
                  "  This means that the benchmark was likely bottlenecked by the data generation. "),
+    ),
+    # The run's phases as vLLM's benchmark_serving.py / `vllm bench serve` and sglang.bench_serving
+    # print them (their `benchmark()`): the single-prompt test run or warm-up before the timed
+    # requests, the profiler, vLLM's hint when termplotlib is missing (bench/100, bench/108).
+    LineKind(
+        name="bench_phase", table="events",
+        needle=("test run", "Starting warmup", "Warmup completed", "profiler", "Profiler", "tip: install termplotlib",
+                "Waiting for endpoint"),
+        match=PHASE, pattern=PHASE, types={"warmups": pl.Int64, "warmed": pl.Int64}, pack="fields", message=True,
+        const={"severity": "info"},
+        samples=("Starting initial single prompt test run...",
+                 "Initial test run completed. Starting main benchmark run...",
+                 "Skipping initial test run. Starting main benchmark run...",
+                 "Warmup completed with 1 sequences. Starting main benchmark run...",
+                 "tip: install termplotlib and gnuplot to plot the metrics",
+                 "Stopping profiler..."),
     ),
     LineKind(
         name="bench_progress", table="config", needle="%|", match=PROGRESS, handler=_progress,
