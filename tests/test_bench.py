@@ -360,6 +360,15 @@ def test_the_clients_run_phases_are_events(ingest_one):
     assert run.table("events").filter(pl.col("kind") == "bench_phase").collect()["line_no"].to_list() == [4]
 
 
+def test_a_termplotlib_chart_before_the_result_is_the_clients(ingest_one):
+    """bench/106 (sglang#14165): the output-throughput plot, cut inside, then its bottom border
+    and x axis: two chart records (the rows, the axis), the result block after them."""
+    result, run = ingest_one(sample("bench", "106_"))
+    assert result.sources[0].unparsed == 0 and bench(run)[0]["line_no"] == 17
+    charts = run.table("events").filter(pl.col("kind") == "bench_chart").sort("line_no").collect()
+    assert charts.select("line_no", "span").rows() == [(1, 13), (14, 2)]
+
+
 def test_evalscope_minus_one_is_no_value(ingest_one):
     """bench/102 (evalscope#1231): 0 of 30 succeeded and every metric printed as -1: the
     failures are the finding, not a -1000 ms latency nor an achieved concurrency of 1."""

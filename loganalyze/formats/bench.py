@@ -50,6 +50,15 @@ TOOLS = (
 
 CMDLINE = rf"(?:^|[\s/])(?:{TOOLS})(?:\s|$)"
 
+# termplotlib's plot lines (gnuplot `dumb`): a y-axis value or none, then a row between bars or a
+# border between corners; no digit and no inner bar, which a text table's rows have.
+# A plot starts at a border (its top; the bottom one starts the x axis's record); a paste cut
+# inside a plot starts at a row.
+Y_VALUE = r"^\s*(?:[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?\s*)?"
+CHART_BORDER = Y_VALUE + r"\+-{10,}\+\s*$"
+CHART_ROW = Y_VALUE + r"\|[ *.o#+xA-D$%@&=-]*\|\s*$"
+CHART_MORE = rf"{CHART_ROW}|{CHART_BORDER}|^\s*-?\d+(?:\.\d+)?(?:\s+-?\d+(?:\.\d+)?){{2,}}\s*$"
+
 PHASE = (r"^\s*(?P<phase>Starting initial single prompt test run\.\.\.|Initial test run completed\. Starting main benchmark run"
          r"\.\.\.|Skipping initial test run\. Starting main benchmark run\.\.\.|Starting warmup with (?P<warmups>\d+) "
          r"sequences?\.\.\.|Warmup completed with (?P<warmed>\d+) sequences?\. Starting main benchmark run\.\.\."
@@ -204,6 +213,15 @@ KINDS = (
                  "Warmup completed with 1 sequences. Starting main benchmark run...",
                  "tip: install termplotlib and gnuplot to plot the metrics",
                  "Stopping profiler..."),
+    ),
+    # A text plot before the result block: `vllm bench serve` and sglang.bench_serving draw
+    # output tokens and requests per second with termplotlib (gnuplot's dumb terminal) when it
+    # is installed (bench/106): rows between `|`, borders of `+---+`, the x-axis numbers last.
+    LineKind(
+        name="bench_chart", table="events", needle=("|", "+-"), match=CHART_BORDER, continuation=CHART_MORE,
+        orphan=CHART_ROW, message=True, const={"severity": "info"},
+        samples=("    0 +---------------------------------------------------------------------+",
+                 "  14000 +---------------------------------------------------------------+"),
     ),
     LineKind(
         name="bench_progress", table="config", needle="%|", match=PROGRESS, handler=_progress,
