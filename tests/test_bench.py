@@ -369,6 +369,23 @@ def test_a_termplotlib_chart_before_the_result_is_the_clients(ingest_one):
     assert charts.select("line_no", "span").rows() == [(1, 13), (14, 2)]
 
 
+def test_evalscope_progress_and_closing_line(ingest_one, tmp_path):
+    """evalscope's own bar behind its logging header (bench/102's last line) gives the run's
+    request count as a tqdm bar does, as does vLLM's `Benchmarking:` bar; the summary of one
+    request ends with `Too little data to calculate quantiles!` (bench/103), part of the block."""
+    log = tmp_path / "bars.log"
+    log.write_text("2026-03-17 14:10:22 - evalscope - INFO: Processing[parallel_10_number_30] 100%| 30/30 "
+                   "[Elapsed: 00:00 < Remaining: 00:00, 168.74it/s]\n"
+                   "Benchmarking: 100%|██████████| 1000/1000 [00:30<00:00, 33.0it/s]\n"
+                   "============ Serving Benchmark Result ============\n"
+                   "Successful requests:                     1000\n")
+    _, run = ingest_one(log)
+    got = run.table("config").sort("line_no").collect().select("line_no", "key", "value").rows()
+    assert got == [(1, "bench.num_prompts", "30"), (2, "bench.num_prompts", "1000")]
+    result, run = ingest_one(sample("bench", "103_"), name="few")
+    assert result.sources[0].unparsed == 0 and bench(run)[0]["completed"] == 1
+
+
 def test_evalscope_minus_one_is_no_value(ingest_one):
     """bench/102 (evalscope#1231): 0 of 30 succeeded and every metric printed as -1: the
     failures are the finding, not a -1000 ms latency nor an achieved concurrency of 1."""

@@ -117,7 +117,7 @@ def _preamble(rows: pl.DataFrame) -> pl.DataFrame:
 
 # A client's own progress bar: no description before the percentage (a server's bars say
 # what they load or capture). Its total is the number of prompts sent.
-PROGRESS = r"^\s*\d{1,3}%\|[^|]*\|\s*\d+/(\d+) \["
+PROGRESS = r"^\s*(?:(?:Benchmarking|Processing(?:\[[\w.-]+\])?):?\s*)?\d{1,3}%\|(?:[^|]*\|)?\s*\d+/(\d+) \["
 
 
 def _progress(rows: pl.DataFrame) -> pl.DataFrame:
@@ -148,7 +148,9 @@ KINDS = (
         needle=("Serving Benchmark Result", "Prefill. latency:", "Avg latency:", "Throughput:", "Result for",
                 "Summary", "PERFORMANCE OVERVIEW", "Benchmark Results", "Benchmarking summary"),
         match="|".join((HEADER, ANY_LINE_RESULT, SUMMARY)),
-        continuation="|".join((BLOCK_ROW, r"^\d+% percentile latency: ", SUMMARY_ROW)),
+        # evalscope ends a summary of a few requests with `Too little data to calculate quantiles!`.
+        continuation="|".join((BLOCK_ROW, r"^\d+% percentile latency: ", SUMMARY_ROW,
+                               r"^\s*Too little data to calculate quantiles!\s*$")),
         orphan="|".join((UNBANNERED, TRTLLM_SECTION)),
         handler=results,
         samples=("============ Serving Benchmark Result ============",
