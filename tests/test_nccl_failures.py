@@ -37,7 +37,9 @@ def test_a_verb_that_fails_setting_up_a_connection_stays_a_failure(ingest_one):
     """nccl#551 (nccl/133): `Call to ibv_modify_qp failed with error No such device` fails init."""
     _, run = ingest_one(sample("nccl", "133_"))
     assert categories(run) == ["ib_call_failed"]
-    assert by_id(run)["nccl-error"].severity == "critical"
+    f = by_id(run)["nccl-error"]
+    assert f.severity == "critical" and "setting up a connection (an IB verbs call failed" in f.verdict
+    assert "completion error" not in f.verdict
 
 
 def test_an_ib_probe_without_a_socket_fallback_is_no_transport_finding(ingest_one, tmp_path):

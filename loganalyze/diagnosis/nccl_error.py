@@ -35,6 +35,13 @@ CAUSES = (
      "creating shared memory: /dev/shm is too small (a container's default is 64 MB)",
      "Give the container more shared memory (`docker run --shm-size=16g` or `--ipc=host`; a k8s emptyDir of "
      "medium Memory on /dev/shm), or NCCL_SHM_DISABLE=1 as a last resort."),
+    # A verbs call that failed setting up a connection (nccl/133: `ibv_modify_qp failed with error No
+    # such device` in a container) is not a completion error on a working link.
+    (r"Call to ibv_\w+ failed",
+     "on InfiniBand/RoCE setting up a connection (an IB verbs call failed: the HCA, its port or GID, or the "
+     "RDMA device not usable where the process runs)",
+     "Check the HCA with `ibv_devinfo` where the process runs (inside the container: /dev/infiniband, the rdma "
+     "libraries, IPC_LOCK), NCCL_IB_HCA and NCCL_IB_GID_INDEX (RoCE); rerun nccl-tests between the two hosts."),
     (r"Got completion .* with (?:error|status=)|ibv_|NET/IB",
      "on InfiniBand/RoCE between processes (a completion error: link, HCA or fabric)",
      "Check the IB links (`ibstat`, `ibv_devinfo`), NCCL_IB_HCA and the fabric's error counters; rerun nccl-tests "
