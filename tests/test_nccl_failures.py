@@ -30,7 +30,16 @@ def test_134_an_hca_that_cannot_be_opened_is_sockets_not_a_crash(ingest_one):
     assert "nccl-error" not in found
     f = found["nccl-transport"]
     assert (f.severity, f.title) == ("warning", "InfiniBand/RoCE device unusable: NCCL uses sockets")
-    assert [e.line for e in f.evidence] == [2, 3, 6]
+    assert [e.line for e in f.evidence] == [2, 3, 5]  # the probe WARNs, the first socket line
+
+
+def test_an_old_release_says_sockets_with_its_net_socket_line(ingest_one, tmp_path):
+    """2.4-2.5 print no `Using network`: `NET/Socket : Using` after the failed probe says it."""
+    old = tmp_path / "old.log"
+    old.write_text("".join(line for line in sample("nccl", "134_").read_text().splitlines(keepends=True)
+                           if "Using network" not in line))
+    _, run = ingest_one(old)
+    assert by_id(run)["nccl-transport"].title == "InfiniBand/RoCE device unusable: NCCL uses sockets"
 
 
 def test_a_verb_that_fails_setting_up_a_connection_stays_a_failure(ingest_one):

@@ -243,13 +243,16 @@ def ib_unusable_part(raw_comms: pl.DataFrame, warns: pl.DataFrame) -> Part | Non
 
     ncclIbInit lists the HCAs and opens each; one it cannot open (`Call to ibv_open_device
     failed`, `NET/IB : Unable to open device mlx5_0`) is skipped, and with none left NCCL says
-    `NET/IB : No device found` and picks `Using network Socket` (nccl/134: a container without
-    the RDMA device). The job runs, every inter-node byte on TCP: a warning even before any
+    `NET/IB : No device found` and picks sockets, `Using network Socket` (nccl/134: a container
+    without the RDMA device). The job runs, every inter-node byte on TCP: a warning even before any
     channel line shows it.
     """
     probes = warns.filter(pl.col("fields").str.contains('"category":"ib_probe_failed"')
                           | pl.col("message").str.contains(r"NET/IB\s*: Unable to open device"))
-    sockets = raw_comms.filter((pl.col("what") == "network") & (pl.col("network") == "Socket"))
+    # 2.4-2.5 print no `Using network`; their socket transport says `NET/Socket : Using` only
+    # when it is the network (initNet falls back to it when IB's init fails).
+    sockets = raw_comms.filter(((pl.col("what") == "network") & (pl.col("network") == "Socket"))
+                               | ((pl.col("what") == "net_socket") & pl.col("value").str.starts_with("Using")))
     if probes.height == 0 or sockets.height == 0:
         return None
     return Part(
