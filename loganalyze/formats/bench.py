@@ -56,7 +56,7 @@ CMDLINE = rf"(?:^|[\s/])(?:{TOOLS})(?:\s|$)"
 # inside a plot starts at a row.
 Y_VALUE = r"^\s*(?:[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?\s*)?"
 CHART_BORDER = Y_VALUE + r"\+-{10,}\+\s*$"
-CHART_ROW = Y_VALUE + r"\|[ *.o#+xA-D$%@&=-]*\|\s*$"
+CHART_ROW = Y_VALUE + r"\|[ *.o#+xA-D$%@&=-]{10,}\|\s*$"  # a plot is wider than `||` or `|  |`
 CHART_MORE = rf"{CHART_ROW}|{CHART_BORDER}|^\s*-?\d+(?:\.\d+)?(?:\s+-?\d+(?:\.\d+)?){{2,}}\s*$"
 
 PHASE = (r"^\s*(?P<phase>Starting initial single prompt test run\.\.\.|Initial test run completed\. Starting main benchmark run"
