@@ -50,13 +50,16 @@ TOOLS = (
 
 CMDLINE = rf"(?:^|[\s/])(?:{TOOLS})(?:\s|$)"
 
-# termplotlib's plot lines (gnuplot `dumb`): a y-axis value or none, then a row between bars or a
-# border between corners; no digit and no inner bar, which a text table's rows have.
-# A plot starts at a border (its top; the bottom one starts the x axis's record); a paste cut
-# inside a plot starts at a row.
-Y_VALUE = r"^\s*(?:[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?\s*)?"
-CHART_BORDER = Y_VALUE + r"\+-{10,}\+\s*$"
-CHART_ROW = Y_VALUE + r"\|[ *.o#+xA-D$%@&=-]{10,}\|\s*$"  # a plot is wider than `||` or `|  |`
+# termplotlib's plot lines (gnuplot `dumb`): a row between bars, blank or with the plot's marks,
+# no digit, no inner bar and no `=` (nvidia-smi's grid and text tables' rows have those, a
+# separator `|-----|` has no space); a border between corners carries its y value (gnuplot
+# labels the top and bottom tics), which nvidia-smi's bare `+-----+` does not. A plot starts at
+# a border (the bottom one starts the x axis's record); a paste cut inside a plot at a row.
+Y_VALUE = r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+CHART_BORDER = rf"^\s*{Y_VALUE}\s+\+-{{10,}}\+\s*$"
+MARKS = r"[ *.o#+x-]"
+# Ten marks or more, one of them a space or `*` (no look-ahead in the regex engine).
+CHART_ROW = rf"^\s*(?:{Y_VALUE}\s*)?\|(?:{MARKS}{{0,9}}[ *]{MARKS}{{9,}}|{MARKS}{{9,}}[ *]{MARKS}{{0,9}})\|\s*$"
 CHART_MORE = rf"{CHART_ROW}|{CHART_BORDER}|^\s*-?\d+(?:\.\d+)?(?:\s+-?\d+(?:\.\d+)?){{2,}}\s*$"
 
 PHASE = (r"^\s*(?P<phase>Starting initial single prompt test run\.\.\.|Initial test run completed\. Starting main benchmark run"
