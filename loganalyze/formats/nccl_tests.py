@@ -130,6 +130,14 @@ KINDS = (
           r"|Errors with asterisks indicate errors that have exceeded the maximum threshold\.)\s*$",
           (Sample(" Using devices"), Sample(" Blocking Enabled: wait for completion and barrier after each collective "),
            Sample("# Errors with asterisks indicate errors that have exceeded the maximum threshold."))),
+    # What mpirun's ssh launch prints before the test's first line, on the hosts it first meets
+    # (nccl/137): the launcher's, no nccl-tests line, but part of every such paste.
+    _kind("ssh_notice", "to the list of known hosts",
+          r"^Warning: Permanently added '\[?(?P<dev_host>[^'\]:,]+)[^']*'(?:,'[^']+')* \([\w-]+\) to the list of known "
+          r"hosts\.$",
+          (Sample("Warning: Permanently added '[10.2.0.3]:2022' (RSA) to the list of known hosts.", dev_host="10.2.0.3"),
+           Sample("Warning: Permanently added 'node02,10.0.0.2' (ECDSA) to the list of known hosts.",
+                  dev_host="node02"))),
     _kind("comment", "#", r"^#", (Sample("#"), Sample("# Reducing maxBytes to 7516192768 due to memory limitation")),
           match=r"^#"),
 )
