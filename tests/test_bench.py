@@ -347,6 +347,56 @@ def test_other_clients_summary_blocks_read_by_label_words(prefix, want, ingest_o
         isinstance(v, float) for v in want.values()) else {k: row[k] for k in want} == want
 
 
+def test_the_clients_run_phases_are_events(ingest_one):
+    """benchmark_serving.py's single-prompt test run before the timed requests (bench/108) and
+    `vllm bench serve`'s hint when termplotlib is missing (bench/100): the client's own lines."""
+    _, run = ingest_one(sample("bench", "108_"))
+    phases = run.table("events").filter(pl.col("kind") == "bench_phase").sort("line_no").collect()
+    assert phases.select("line_no", "message").rows() == [
+        (1, "Starting initial single prompt test run..."),
+        (2, "Initial test run completed. Starting main benchmark run...")]
+    result, run = ingest_one(sample("bench", "100_"), name="tip")
+    assert result.sources[0].unparsed == 2  # the author's `TP2` and `Base`
+    assert run.table("events").filter(pl.col("kind") == "bench_phase").collect()["line_no"].to_list() == [4]
+
+
+def test_a_termplotlib_chart_before_the_result_is_the_clients(ingest_one):
+    """bench/106 (sglang#14165): the output-throughput plot, cut inside, then its bottom border
+    and x axis: two chart records (the rows, the axis), the result block after them."""
+    result, run = ingest_one(sample("bench", "106_"))
+    assert result.sources[0].unparsed == 0 and bench(run)[0]["line_no"] == 17
+    charts = run.table("events").filter(pl.col("kind") == "bench_chart").sort("line_no").collect()
+    assert charts.select("line_no", "span").rows() == [(1, 13), (14, 2)]
+
+
+def test_evalscope_progress_and_closing_line(ingest_one, tmp_path):
+    """evalscope's own bar behind its logging header (bench/102's last line) gives the run's
+    request count as a tqdm bar does, as does vLLM's `Benchmarking:` bar; the summary of one
+    request ends with `Too little data to calculate quantiles!` (bench/103), part of the block."""
+    log = tmp_path / "bars.log"
+    log.write_text("2026-03-17 14:10:22 - evalscope - INFO: Processing[parallel_10_number_30] 100%| 30/30 "
+                   "[Elapsed: 00:00 < Remaining: 00:00, 168.74it/s]\n"
+                   "Benchmarking: 100%|██████████| 1000/1000 [00:30<00:00, 33.0it/s]\n"
+                   "============ Serving Benchmark Result ============\n"
+                   "Successful requests:                     1000\n")
+    _, run = ingest_one(log)
+    got = run.table("config").sort("line_no").collect().select("line_no", "key", "value").rows()
+    assert got == [(1, "bench.num_prompts", "30"), (2, "bench.num_prompts", "1000")]
+    result, run = ingest_one(sample("bench", "103_"), name="few")
+    assert result.sources[0].unparsed == 0 and bench(run)[0]["completed"] == 1
+
+
+def test_evalscope_minus_one_is_no_value(ingest_one):
+    """bench/102 (evalscope#1231): 0 of 30 succeeded and every metric printed as -1: the
+    failures are the finding, not a -1000 ms latency nor an achieved concurrency of 1."""
+    _, run = ingest_one(sample("bench", "102_"))
+    (row,) = bench(run)
+    assert (row["completed"], row["failed"], row["e2e_mean"], row["ttft_mean"], row["request_throughput"]) == (
+        0, 30, None, None, None)
+    assert {"key": "Average latency (s)", "value": "-1"} in row["extra"]
+    assert [(f.id, f.severity) for f in diagnose(run)] == [("bench-failures", "critical")]
+
+
 def test_failures_name_the_status_the_server_answered(ingest_one):
     """Recorded vLLM 0.32 run: prompts up to 300 tokens against --max-model-len 256; the
     server's access lines say 400 for the 81 requests the client counts as failed."""

@@ -179,3 +179,15 @@ def test_a_compose_container_name_is_peeled_only_in_front_of_a_record():
     got = unwrap(pl.DataFrame({"text": lines}), 2026)["text"].to_list()
     assert got == ["[2025-06-05 15:08:56 TP0] Prefill batch. #new-seq: 3, #new-token: 15000",
                    "INFO 01-05 10:00:01 [api_server.py:1] Started", "synchronous   | 0.47 | 12.1"]
+
+
+def test_a_level_with_a_colon_is_a_leader_only_behind_a_logger_name():
+    """evalscope's `%(asctime)s - %(name)s - %(levelname)s: %(message)s` (bench/102); uvicorn's
+    padded `INFO:     ` and a bare `CRITICAL: ` stay their lines' messages."""
+    from loganalyze.formats.leader import split
+    got = split(pl.Series(["2026-03-17 14:10:22 - evalscope - INFO: Processing[parallel_10_number_30] 100%| 30/30",
+                           "INFO:     127.0.0.1:50312 - \"GET /health HTTP/1.1\" 200 OK",
+                           "CRITICAL: something"]))
+    assert got.select("lead_ts", "lead_level", "rest").rows()[0] == (
+        "2026-03-17 14:10:22", "INFO", "Processing[parallel_10_number_30] 100%| 30/30")
+    assert got["lead"].to_list()[1:] == ["", ""]

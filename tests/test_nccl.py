@@ -767,3 +767,25 @@ def test_ranks_on_several_hosts_get_no_single_box_verdict(ingest_one, tmp_path):
     one.write_text(path.read_text().replace(" on host2 ", " on host1 "))
     _, run = ingest_one(one, name="one")
     assert findings(run)["nccl-bandwidth"][0].metrics["gpu_class"] == "NVSwitch"
+
+
+def test_137_a_header_that_lost_every_hash_is_still_nccl_tests(ingest_one):
+    """nccl-tests#249: `mpirun -n 1` on one A10G, pasted without the `#` of the header lines:
+    the notices and the three column lines are typed like their `#` forms, and the ssh
+    `Permanently added` line of the launch before them."""
+    result, run = ingest_one(sample("nccl", "137_"))
+    assert result.sources[0].unparsed == 0
+    assert table(run, "nccl_perf")["what"].to_list() == [
+        "ssh_notice", "params", "notice", "notice", "device", "columns", "columns", "columns"]
+    assert not {"nccl-bandwidth", "nccl-tests-no-mpi"} & set(findings(run))
+
+
+def test_143_a_process_group_warning_in_an_nccl_log_is_typed_and_no_hang(ingest_one):
+    """nccl#1646: a B200 init with PyTorch's `using GPU 6 as device used by this process is
+    currently unknown ... can potentially cause a hang` between NCCL's lines: a warning
+    event, not a hang."""
+    result, run = ingest_one(sample("nccl", "143_"))
+    assert result.sources[0].unparsed == 0
+    (row,) = run.table("events").filter(pl.col("kind") == "torch_warning").collect().iter_rows(named=True)
+    assert (row["line_no"], row["severity"]) == (8, "warning")
+    assert not {"hang", "nccl-error"} & {f.id for f in diagnose(run)}

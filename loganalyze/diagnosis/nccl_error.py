@@ -8,6 +8,8 @@ shared memory (/dev/shm too small in a container), the connection between proces
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 import regex
 
@@ -15,8 +17,17 @@ from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.kinds import kind_in, kinds
 from loganalyze.formats.nccl.errors import FAILURES
 
-KINDS = kinds("nccl_error")
+KINDS = kinds("nccl_error", "nccl_test_failure")
 WARN = kinds("nccl_warn")
+TRAIL = kinds("nccl_error_trail")
+# The return-code trail (`transport/net.cc:515 -> 2`) is printed only as an error unwinds, a
+# WARN or not before it (nccl/144: two lines after the socket channels). Codes 1-6 are
+# ncclResult_t's errors (src/nccl.h.in: unhandled cuda, system, internal, invalid argument,
+# invalid usage, remote); 7 is ncclInProgress. The net plugin loader (src/net.cc, src/plugin/)
+# returns one while probing for an external plugin and goes on (nccl/57).
+CODES = {1: "ncclUnhandledCudaError", 2: "ncclSystemError", 3: "ncclInternalError", 4: "ncclInvalidArgument",
+         5: "ncclInvalidUsage", 6: "ncclRemoteError"}
+PROBE = r"^(?:src/)?(?:net|plugin/[\w/]+)\.cc:\d+$"
 TEXT = r"NCCL error|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|unhandled (?:cuda|system) error"
 # What the failing lines say, first match wins: (pattern, cause, fix).
 CAUSES = (
@@ -24,6 +35,13 @@ CAUSES = (
      "creating shared memory: /dev/shm is too small (a container's default is 64 MB)",
      "Give the container more shared memory (`docker run --shm-size=16g` or `--ipc=host`; a k8s emptyDir of "
      "medium Memory on /dev/shm), or NCCL_SHM_DISABLE=1 as a last resort."),
+    # A verbs call that failed setting up a connection (nccl/133: `ibv_modify_qp failed with error No
+    # such device` in a container) is not a completion error on a working link.
+    (r"Call to ibv_\w+ failed",
+     "on InfiniBand/RoCE setting up a connection (an IB verbs call failed: the HCA, its port or GID, or the "
+     "RDMA device not usable where the process runs)",
+     "Check the HCA with `ibv_devinfo` where the process runs (inside the container: /dev/infiniband, the rdma "
+     "libraries, IPC_LOCK), NCCL_IB_HCA and NCCL_IB_GID_INDEX (RoCE); rerun nccl-tests between the two hosts."),
     (r"Got completion .* with (?:error|status=)|ibv_|NET/IB",
      "on InfiniBand/RoCE between processes (a completion error: link, HCA or fabric)",
      "Check the IB links (`ibstat`, `ibv_devinfo`), NCCL_IB_HCA and the fabric's error counters; rerun nccl-tests "
@@ -53,7 +71,20 @@ def _failures(ctx: Case) -> pl.DataFrame:
     category = pl.col("fields").str.json_path_match("$.category")
     warns = ctx.events(kind_in(WARN) & category.is_in(list(FAILURES)).fill_null(False))
     errors = ctx.events(kind_in(KINDS) | pl.col("message").str.contains(TEXT))
-    return pl.concat([errors, warns], how="diagonal_relaxed").unique(["source", "line_no"], maintain_order=True)
+    code = pl.col("fields").str.json_path_match("$.code").cast(pl.Int64, strict=False)
+    where = pl.col("fields").str.json_path_match("$.where")
+    trail = ctx.events(kind_in(TRAIL) & code.is_in(list(CODES)).fill_null(False)
+                       & ~where.str.contains(PROBE).fill_null(False))
+    return pl.concat([errors, warns, trail], how="diagonal_relaxed").unique(["source", "line_no"], maintain_order=True)
+
+
+def _returned(events: pl.DataFrame) -> tuple[str, str] | None:
+    """The error the first trail line says NCCL returned, and where (`ncclSystemError`, `include/net.h:25`)."""
+    trail = events.filter(kind_in(TRAIL))
+    if trail.height == 0:
+        return None
+    fields = json.loads(trail["fields"][0])
+    return CODES[fields["code"]], fields["where"]
 
 
 def find(ctx: Case) -> list[Finding]:
@@ -62,6 +93,10 @@ def find(ctx: Case) -> list[Finding]:
         return []
     text = "\n".join(events["message"].drop_nulls().to_list())
     cause, fix = next(((c, f) for pattern, c, f in CAUSES if regex.search(pattern, text)), UNKNOWN)
+    returned = _returned(events)
+    if returned:
+        cause = (f"with {returned[0]}, unwinding from {returned[1]}" if cause == UNKNOWN[0]
+                 else f"{cause}; {returned[0]} from {returned[1]}")
     return [Finding(
         id="nccl-error", severity="critical", title="NCCL error",
         verdict=f"{events.height} NCCL error line(s): NCCL failed {cause}. This is a fault, not a performance problem.",

@@ -238,6 +238,37 @@ def socket_part(links: pl.DataFrame, raw_comms: pl.DataFrame, topo: pl.DataFrame
     )
 
 
+def ib_unusable_part(raw_comms: pl.DataFrame, warns: pl.DataFrame) -> Part | None:
+    """An InfiniBand/RoCE device NCCL found but could not open, and sockets in its place.
+
+    ncclIbInit lists the HCAs and opens each; one it cannot open (`Call to ibv_open_device
+    failed`, `NET/IB : Unable to open device mlx5_0`) is skipped, and with none left NCCL says
+    `NET/IB : No device found` and picks sockets, `Using network Socket` (nccl/134: a container
+    without the RDMA device). The job runs, every inter-node byte on TCP: a warning even before any
+    channel line shows it.
+    """
+    probes = warns.filter(pl.col("fields").str.contains('"category":"ib_probe_failed"')
+                          | pl.col("message").str.contains(r"NET/IB\s*: Unable to open device"))
+    # 2.4-2.5 print no `Using network`; their socket transport says `NET/Socket : Using` only
+    # when it is the network (initNet falls back to it when IB's init fails).
+    sockets = raw_comms.filter(((pl.col("what") == "network") & (pl.col("network") == "Socket"))
+                               | ((pl.col("what") == "net_socket") & pl.col("value").str.starts_with("Using")))
+    if probes.height == 0 or sockets.height == 0:
+        return None
+    return Part(
+        "warning",
+        "NCCL found an InfiniBand/RoCE device but could not open it (the IB verbs probe failed) and uses TCP "
+        f"sockets instead (`Using network Socket`): inter-node traffic runs at a few GB/s ({REF_SOCKET[0]:.0f}-"
+        f"{REF_SOCKET[1]:.0f}) instead of an IB/RoCE NIC's {REF_IB_NIC[0]:.0f}-{REF_IB_NIC[1]:.0f} GB/s.",
+        "Give the process the RDMA device: in a container /dev/infiniband (or the RDMA device plugin's resource), "
+        "the rdma-core libraries and IPC_LOCK / an unlimited memlock ulimit; check `ibv_devinfo` in the same "
+        "environment until `NET/IB : Using [0]mlx5_...` appears.",
+        impact=(1 - _mid(REF_SOCKET) / _mid(REF_IB_NIC)) * COMM_SHARE,
+        rows=pl.concat([probes.head(2).select("source", "line_no", "raw"), sockets.head(1).select("source", "line_no", "raw")]),
+        facts={"ib_probe_failures": probes.height},
+    )
+
+
 def p2p_veto_part(raw_comms: pl.DataFrame, warns: pl.DataFrame) -> Part | None:
     vetoes = raw_comms.filter(pl.col("what") == "p2p_disabled")
     warned = warns.filter(pl.col("fields").str.contains('"category":"p2p_disabled'))
@@ -291,7 +322,7 @@ def find(ctx: Case) -> list[Finding]:
         # over TCP the sockets, not ring parallelism, bound inter-node bandwidth; tcp names the NIC
         None if tcp else channels_part(f["comms"], links, raw_links),
         None if tcp or not links.height else nic_part(links), tcp,
-        p2p_veto_part(raw_comms, f["warns"]), cc_part(s, raw_comms),
+        ib_unusable_part(raw_comms, f["warns"]), p2p_veto_part(raw_comms, f["warns"]), cc_part(s, raw_comms),
     ) if p]
     if not parts:
         # Nothing wrong in the transports: a healthy log stays quiet (the NCCL metrics still list
@@ -330,6 +361,8 @@ def _title(p: Part) -> str:
         return "Few NCCL channels"
     if "over TCP sockets" in t:
         return "Inter-node traffic over TCP sockets"
+    if "could not open it" in t:
+        return "InfiniBand/RoCE device unusable: NCCL uses sockets"
     return "NCCL transport"
 
 

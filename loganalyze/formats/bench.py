@@ -50,6 +50,24 @@ TOOLS = (
 
 CMDLINE = rf"(?:^|[\s/])(?:{TOOLS})(?:\s|$)"
 
+# termplotlib's plot lines (gnuplot `dumb`): a row between bars, blank or with the plot's marks,
+# no digit, no inner bar and no `=` (nvidia-smi's grid and text tables' rows have those, a
+# separator `|-----|` has no space); a border between corners carries its y value (gnuplot
+# labels the top and bottom tics), which nvidia-smi's bare `+-----+` does not. A plot starts at
+# a border (the bottom one starts the x axis's record); a paste cut inside a plot at a row.
+Y_VALUE = r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+CHART_BORDER = rf"^\s*{Y_VALUE}\s+\+-{{10,}}\+\s*$"
+MARKS = r"[ *.o#+x-]"
+# Ten marks or more, one of them a space or `*` (no look-ahead in the regex engine).
+CHART_ROW = rf"^\s*(?:{Y_VALUE}\s*)?\|(?:{MARKS}{{0,9}}[ *]{MARKS}{{9,}}|{MARKS}{{9,}}[ *]{MARKS}{{0,9}})\|\s*$"
+CHART_MORE = rf"{CHART_ROW}|{CHART_BORDER}|^\s*-?\d+(?:\.\d+)?(?:\s+-?\d+(?:\.\d+)?){{2,}}\s*$"
+
+PHASE = (r"^\s*(?P<phase>Starting initial single prompt test run\.\.\.|Initial test run completed\. Starting main benchmark run"
+         r"\.\.\.|Skipping initial test run\. Starting main benchmark run\.\.\.|Starting warmup with (?P<warmups>\d+) "
+         r"sequences?\.\.\.|Warmup completed with (?P<warmed>\d+) sequences?\. Starting main benchmark run\.\.\."
+         r"|(?:Starting|Stopping) profiler\.\.\.|Profiler (?:started|stopped)"
+         r"|tip: install termplotlib and gnuplot to plot the metrics|Waiting for endpoint to become up in \d+ seconds)\s*$")
+
 
 def tool_name(printed: pl.Expr) -> pl.Expr:
     """One name per client whatever its entry point: `vllm bench serve` and benchmark_serving.py
@@ -102,7 +120,7 @@ def _preamble(rows: pl.DataFrame) -> pl.DataFrame:
 
 # A client's own progress bar: no description before the percentage (a server's bars say
 # what they load or capture). Its total is the number of prompts sent.
-PROGRESS = r"^\s*\d{1,3}%\|[^|]*\|\s*\d+/(\d+) \["
+PROGRESS = r"^\s*(?:(?:Benchmarking|Processing(?:\[[\w.-]+\])?):?\s*)?\d{1,3}%\|(?:[^|]*\|)?\s*\d+/(\d+) \["
 
 
 def _progress(rows: pl.DataFrame) -> pl.DataFrame:
@@ -133,7 +151,9 @@ KINDS = (
         needle=("Serving Benchmark Result", "Prefill. latency:", "Avg latency:", "Throughput:", "Result for",
                 "Summary", "PERFORMANCE OVERVIEW", "Benchmark Results", "Benchmarking summary"),
         match="|".join((HEADER, ANY_LINE_RESULT, SUMMARY)),
-        continuation="|".join((BLOCK_ROW, r"^\d+% percentile latency: ", SUMMARY_ROW)),
+        # evalscope ends a summary of a few requests with `Too little data to calculate quantiles!`.
+        continuation="|".join((BLOCK_ROW, r"^\d+% percentile latency: ", SUMMARY_ROW,
+                               r"^\s*Too little data to calculate quantiles!\s*$")),
         orphan="|".join((UNBANNERED, TRTLLM_SECTION)),
         handler=results,
         samples=("============ Serving Benchmark Result ============",
@@ -182,6 +202,31 @@ KINDS = (
                  "⚠ mean generation delay was 4% of mean time to first token ms.total (0.014s /   ",
                  "  0.321s; threshold 1%).                                                        ",
                  "  This means that the benchmark was likely bottlenecked by the data generation. "),
+    ),
+    # The run's phases as vLLM's benchmark_serving.py / `vllm bench serve` and sglang.bench_serving
+    # print them (their `benchmark()`): the single-prompt test run or warm-up before the timed
+    # requests, the profiler, vLLM's hint when termplotlib is missing (bench/100, bench/108).
+    LineKind(
+        name="bench_phase", table="events",
+        needle=("test run", "Starting warmup", "Warmup completed", "profiler", "Profiler", "tip: install termplotlib",
+                "Waiting for endpoint"),
+        match=PHASE, pattern=PHASE, types={"warmups": pl.Int64, "warmed": pl.Int64}, pack="fields", message=True,
+        const={"severity": "info"},
+        samples=("Starting initial single prompt test run...",
+                 "Initial test run completed. Starting main benchmark run...",
+                 "Skipping initial test run. Starting main benchmark run...",
+                 "Warmup completed with 1 sequences. Starting main benchmark run...",
+                 "tip: install termplotlib and gnuplot to plot the metrics",
+                 "Stopping profiler..."),
+    ),
+    # A text plot before the result block: `vllm bench serve` and sglang.bench_serving draw
+    # output tokens and requests per second with termplotlib (gnuplot's dumb terminal) when it
+    # is installed (bench/106): rows between `|`, borders of `+---+`, the x-axis numbers last.
+    LineKind(
+        name="bench_chart", table="events", needle=("|", "+-"), match=CHART_BORDER, continuation=CHART_MORE,
+        orphan=CHART_ROW, message=True, const={"severity": "info"},
+        samples=("    0 +---------------------------------------------------------------------+",
+                 "  14000 +---------------------------------------------------------------+"),
     ),
     LineKind(
         name="bench_progress", table="config", needle="%|", match=PROGRESS, handler=_progress,

@@ -58,6 +58,9 @@ TOKENS = (
     # (`torch.OutOfMemoryError: `) stays its line's message, and three names deep or a
     # server's own package, so that `socket.timeout: timed out` does too.
     LOGGER_COLON,
+    # `%(name)s - %(levelname)s: %(message)s`, evalscope's (`2026-03-17 14:10:22 - evalscope - INFO: `):
+    # a level with a colon only behind a logger's name, as uvicorn's padded `INFO:     ` is a message.
+    rf"[A-Za-z_][\w-]* - (?P<level__4>{LEVELS}): ",
     r"[A-Za-z_][\w-]* - ",  # an undotted logger name between ` - ` separators
     r"\(\w*\s*pid=\d+[^()]*\) ?",  # a Ray or vLLM process tag
     r"[A-Za-z_]\w* pid=\d+[^()]*\) ",  # the same, its `(` lost in a paste (vllm/44)
@@ -100,7 +103,8 @@ def split(text: pl.Series, comments: bool = True) -> pl.DataFrame:
     return pl.DataFrame({
         "lead": lead,
         "lead_ts": groups["ts"].fill_null(groups["ts__2"]).fill_null(_glog_stamp(groups["ts__3"])),
-        "lead_level": groups["level"].fill_null(groups["level__2"]).fill_null(groups["level__3"]).replace(
+        "lead_level": groups["level"].fill_null(groups["level__2"]).fill_null(groups["level__3"])
+        .fill_null(groups["level__4"]).replace(
             {"WARN": "WARNING", "FATAL": "CRITICAL", "I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}),
         "rest": strip_suffix(text.str.slice(lead.str.len_chars())),
     })

@@ -115,11 +115,30 @@ KINDS = (
            "root@node01:/opt/nccl-tests# NCCL_P2P_DISABLE=0 NCCL_P2P_LEVEL=SYS NCCL_DEBUG=info ./build/all_reduce_perf "
            "-g 8 | tail -n 30"),
           match=rf"(?:^|[\s/]){TEST}_perf(?:_mpi)?(?:\s|$)", handler=_command),
-    _kind("columns", ("out-of-place", "size", "(B)"), r"^#\s+(?:out-of-place|size\s+count|\(B\)\s+\(elements\))",
+    # With or without the `#` a paste (a markdown render, a copy from a web page) may drop
+    # (nccl/137): the column words are nccl-tests' own, not a table's of any kind.
+    _kind("columns", ("out-of-place", "size", "(B)"),
+          r"^#?\s*(?:out-of-place\s+in-place|size\s+count\s+type\s|\(B\)\s+\(elements\))",
           (Sample("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw"
-                  "   busbw #wrong"),)),
-    _kind("comment", "#", r"^#", (Sample("#"), Sample("# Using devices"),
-                                  Sample("# Blocking Enabled: wait for completion and barrier after each collective")),
+                  "   busbw #wrong"),
+           Sample("       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw"
+                  "   busbw #wrong"),
+           Sample("                                                  out-of-place                       in-place"),
+           Sample("        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)"))),
+    _kind("notice", ("Using devices", "Blocking Enabled", "Errors with asterisks"),
+          r"^#?\s*(?:Using devices|Blocking Enabled: wait for completion and barrier after each collective"
+          r"|Errors with asterisks indicate errors that have exceeded the maximum threshold\.)\s*$",
+          (Sample(" Using devices"), Sample(" Blocking Enabled: wait for completion and barrier after each collective "),
+           Sample("# Errors with asterisks indicate errors that have exceeded the maximum threshold."))),
+    # What mpirun's ssh launch prints before the test's first line, on the hosts it first meets
+    # (nccl/137): the launcher's, no nccl-tests line, but part of every such paste.
+    _kind("ssh_notice", "to the list of known hosts",
+          r"^Warning: Permanently added '\[?(?P<dev_host>[^'\]:,]+)[^']*'(?:,'[^']+')* \([\w-]+\) to the list of known "
+          r"hosts\.$",
+          (Sample("Warning: Permanently added '[10.2.0.3]:2022' (RSA) to the list of known hosts.", dev_host="10.2.0.3"),
+           Sample("Warning: Permanently added 'node02,10.0.0.2' (ECDSA) to the list of known hosts.",
+                  dev_host="node02"))),
+    _kind("comment", "#", r"^#", (Sample("#"), Sample("# Reducing maxBytes to 7516192768 due to memory limitation")),
           match=r"^#"),
 )
 

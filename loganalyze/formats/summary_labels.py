@@ -62,6 +62,9 @@ def columns(label: pl.Expr, value: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     """The bench column a row's label names and its value in that column's unit (as text,
     as the other readers give it), both null where the row is not read."""
     number = value.str.replace_all(",", "").str.extract(r"^([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)", 1)
+    # evalscope writes -1 where it has no value (every request failed: `"Average latency (s)": -1`,
+    # bench/102; no rate limit: `Request rate (req/s): -1`): no count, duration or latency is -1.
+    number = pl.when(number.str.contains(r"^-1(?:\.0+)?$")).then(pl.lit(None, pl.String)).otherwise(number)
     one = ~value.str.contains(r"\d[\d.]*\s*,\s*\d")  # `0.623, 12.899, 4.401` is several values
     unit = pl.coalesce(label.str.extract(UNIT, 1), label.str.extract(UNIT, 2), value.str.extract(VALUE_UNIT, 1))
     metric = _first(METRICS, label)

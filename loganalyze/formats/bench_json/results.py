@@ -152,7 +152,7 @@ def labelled_row(obj: dict, tool: str) -> dict:
     read = frame.with_columns(column=column, number=value, failed=failed)
     row: dict = {"tool": tool, "extra": []}
     for key, printed, name, number, fails in read.select("key", "value", "column", "number", "failed").iter_rows():
-        if name in BENCH:
+        if name in BENCH and number is not None:  # None: a value that means none (evalscope's -1)
             row.setdefault(name, typed_value(float(number), BENCH[name]))
         else:
             row["extra"].append({"key": key, "value": printed})

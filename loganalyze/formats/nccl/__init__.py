@@ -19,14 +19,27 @@ tables and the kind builders they share.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from loganalyze.formats.common import TORCH_WARNING
 from loganalyze.formats.nccl.colls import COLL_KINDS
 from loganalyze.formats.nccl.comms import COMM_KINDS, OTHER
 from loganalyze.formats.nccl.errors import NCCL_EVENTS, TORCH_KINDS
 from loganalyze.formats.nccl.lines import PREFIX, TABLES  # noqa: F401 (TABLES: the format's tables)
 from loganalyze.formats.nccl.transport import LINK_KINDS, TOPO_KINDS
-from loganalyze.formats.spec import LogFormat, TsFormat
+from loganalyze.formats.spec import LogFormat, Sample, TsFormat
 
-KINDS = (*TORCH_KINDS, *NCCL_EVENTS, *COLL_KINDS, *LINK_KINDS, *TOPO_KINDS, *COMM_KINDS, OTHER)
+# PyTorch's other C++ log lines of ProcessGroupNCCL (`[rank6]:[W319 12:03:46.604992123
+# ProcessGroupNCCL.cpp:4721] ... using GPU 6 as device used by this process is currently
+# unknown`, nccl/143) are the engines' torch_warning kind, the same here: in a file of NCCL
+# lines no server format is there to take them.
+PG_WARNING = replace(TORCH_WARNING, needle="ProcessGroupNCCL.cpp:", samples=(
+    TORCH_WARNING.samples[-1],
+    Sample("[rank6]:[W319 12:03:46.604992123 ProcessGroupNCCL.cpp:4721] [PG ID 0 PG GUID 0 Rank 6]  using GPU 6 as "
+           "device used by this process is currently unknown. This can potentially cause a hang if this rank to GPU "
+           "mapping is incorrect. You can pecify device_id in init_process_group() to force use of a particular device.",
+           level_char="W", file="ProcessGroupNCCL.cpp", line="4721")))
+KINDS = (*TORCH_KINDS, *NCCL_EVENTS, *COLL_KINDS, *LINK_KINDS, *TOPO_KINDS, *COMM_KINDS, PG_WARNING, OTHER)
 
 # What starts an NCCL record wherever it stands in a line (loganalyze/formats/glued.py): the
 # envelope's host:pid:tid and [cudaDev], where printed, and the level; or the bare `NCCL

@@ -16,6 +16,10 @@ WARN_CATEGORIES = (
     ("cuda_failure", r"Cuda failure"),
     ("p2p_disabled_nvlink", r"P2P is disabled between NVLINK"),
     ("p2p_disabled", r"P2P is disabled between"),
+    # ncclIbInit probing the HCAs (list, open, query): NCCL skips a device it cannot open and,
+    # with none left, says `NET/IB : No device found` and uses sockets (nccl/134: a container
+    # without the RDMA device). Verbs that fail later, setting up a connection, are failures.
+    ("ib_probe_failed", r"Call to ibv_(?:get_device_list|open_device|query_device|query_port|fork_init) failed"),
     ("ib_call_failed", r"Call to ibv_\w+ failed"),
     ("address_in_use", r"Address already in use"),
     ("shm_failure", r"/dev/shm|shared memory segment|posix_fallocate|shmutils"),
@@ -180,7 +184,25 @@ NCCL_EVENTS = (
                  Sample("NCCL WARN NET/IB : Got completion with error 12, opcode 0, len 0, vendor err 129",
                         category="ib_completion_error"),
                  Sample("NCCL WARN NET/IB : mlx5_0:1 Got async event : port error", category="ib_async_error"),
+                 Sample("NCCL WARN Call to ibv_open_device failed", category="ib_probe_failed"),
+                 Sample("NCCL WARN Call to ibv_modify_qp failed with error No such device", category="ib_call_failed"),
                  Sample("NCCL WARN NET/IB : mlx5_2:1 Got async event : GID table change", category="other")),
+    ),
+    # nccl-tests' NCCLCHECK when a call fails: `<host>: Test NCCL failure common.cu:788 'unhandled
+    # system error'` (2.x, ` / <last error>` inside the quotes from 2.13), `NCCL failure
+    # common.cu:921 '...'` in the 2018 tests (nccl/133, nccl/142): the run's end, no envelope.
+    LineKind(
+        name="nccl_test_failure", table="events", needle="NCCL failure ",
+        match=r"^(?:[^\s:]+: )?(?:Test )?NCCL failure [\w./-]+:\d+ '",
+        pattern=r"^(?:(?P<host>[^\s:]+): )?(?:Test )?NCCL failure (?P<where>[\w./-]+:\d+) '(?P<error>.*?)(?: /(?: (?P<last_error>[^']+?))?)?\s*'",
+        pack="fields", message=True, const={"severity": "error"},
+        samples=(Sample("node01: Test NCCL failure common.cu:788 'unhandled system error'", host="node01",
+                        where="common.cu:788", error="unhandled system error"),
+                 Sample("NCCL failure common.cu:921 'unhandled system error'", where="common.cu:921",
+                        error="unhandled system error"),
+                 Sample("node02: Test NCCL failure common.cu:958 'internal error - please report this issue to the "
+                        "NCCL developers / '", host="node02", where="common.cu:958",
+                        error="internal error - please report this issue to the NCCL developers")),
     ),
     # `transport.cc:165 -> 2`: the return-code trail NCCL prints as an error unwinds.
     LineKind(
