@@ -21,13 +21,13 @@ from loganalyze.kinds import kind_in, kinds
 ERRORS = kinds("traceback", "exception", "process_crash", "engine_dead", "fatal_error")
 KINDS = (*ERRORS, *kinds("engine_exited"))
 # A KV transfer worker's error explains the traceback printed below it (kv-transfer says so).
-TRANSFER = kinds("kv_transfer_error", "kv_transfer_failed")
+TRANSFER = kinds("kv_transfer_error", "kv_transfer_failed", "kv_connector_failed")
 # A process that says it died without a traceback of its own: SGLang's parent reporting a
 # child's SIGQUIT, the shell's `Killed`. Alone they are the crash; beside a watchdog timeout,
 # an out-of-memory or another finding's lines they are its consequence.
 DIED = kinds("child_failed", "killed")
 EXPLAINS_DEATH = kinds("watchdog_timeout", "watchdog_batch", "stack_dump", "oom", "nccl_error", "kv_transfer_failed",
-                       "kv_transfer_error")
+                       "kv_transfer_error", "kv_connector_failed")
 BEFORE = 5  # lines before a traceback where the line that caused it may stand
 
 

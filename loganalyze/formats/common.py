@@ -216,12 +216,17 @@ PYTHON_WARNING = info_event(
 # peer. Where the strings come from: docs/formats-sources.md#mooncake-transfer-engine.
 TRANSFER_ERROR = info_event(
     "transfer_error", ("Body failed", "ASIO exception", "Process failed for slice", "Failed to complete transfers",
-                       "failed for key", "Session ", "for remote agent"),
+                       "failed for key", "Session ", "for remote agent", "Failed to connect to ", "Connect timeout to",
+                       "Transfer slice failed", "data transfer timeout"),
     r"^(?:(?:Session|TcpTransport)::(?P<op>\w+) (?:failed|encountered an ASIO exception)"
     r"|[Ww]orker: Process failed for slice|Failed to complete transfers after (?P<timeout_s>\d+) seconds"
     r"|Transfer ?failed for key|Session (?P<session>\S+) failed\.$"
-    r"|(?P<call>\w+XferReq): (?P<detail>.+))"
-    r"(?:.*?(?:Error: |Exception: |\): )(?P<error>[^,]+))?",
+    r"|(?P<call>\w+XferReq): (?P<detail>.+)"
+    # The transport's connection to the peer's segment (Mooncake's Ascend direct transport on
+    # NPUs, vllm-ascend's PD), a slice it could not move, a synchronous batch that ran out of time.
+    r"|Failed to connect to (?:target|segment): (?P<peer>[^,\s]+)|Connect timeout to: (?P<timeout_peer>[^,\s]+)"
+    r"|Transfer slice failed|Sync batch data transfer timeout after (?P<timeout_ns>\d+)ns)"
+    r"(?:.*?(?:Error: |Exception: |\): |status: )(?P<error>[^,]+))?",
     (Sample("Session::writeBody failed. Error: Bad address (value: 14), total_transferred_bytes_: 0, current "
             "transferred_bytes: 0", op="writeBody", error="Bad address (value: 14)"),
      Sample("TcpTransport::startTransfer encountered an ASIO exception. Slice details - source_addr: 0x3da7e4c800, "
@@ -230,11 +235,18 @@ TRANSFER_ERROR = info_event(
      Sample("Session 172.20.0.9:15004 failed.", session="172.20.0.9:15004"),
      # NIXL's agent (the backend of SGLang's and vLLM's NIXL connectors) through glog.
      Sample("createXferReq: metadata for remote agent '40ed030f-2f55-4d2c-88c7-84f70da8adbb' not found",
-            call="createXferReq", detail="metadata for remote agent '40ed030f-2f55-4d2c-88c7-84f70da8adbb' not found")),
-    severity="warning", types={"timeout_s": I},
+            call="createXferReq", detail="metadata for remote agent '40ed030f-2f55-4d2c-88c7-84f70da8adbb' not found"),
+     Sample("Failed to connect to target: 10.0.0.1:25482, status: 103900", peer="10.0.0.1:25482", error="103900"),
+     Sample("Connect timeout to: 10.2:20033, you can increase the timeout duration to reduce the ASCEND_CONNECT_TIMEOUT "
+            "environment variable.", timeout_peer="10.2:20033"),
+     Sample("Transfer slice failed with status: 103902", error="103902"),
+     Sample("Sync batch data transfer timeout after 33061142969ns", timeout_ns=33061142969)),
+    severity="warning", types={"timeout_s": I, "timeout_ns": I},
     match=r"^(?:Session::\w+Body failed|TcpTransport::\w+ encountered an ASIO|[Ww]orker: Process failed for slice"
           r"|Failed to complete transfers after|Transfer ?failed for key|Session \S+ failed\.$"
-          r"|\w+XferReq: .*(?:not found|failed|error))")
+          r"|\w+XferReq: .*(?:not found|failed|error)"
+          r"|Failed to connect to (?:target|segment): |Connect timeout to: |Transfer slice failed"
+          r"|Sync batch data transfer timeout after)")
 
 # The transfer engine's start-up, through the same glog header: its handshake address, the
 # topology it found, the RDMA device and GID it picked (Mooncake's transfer_engine.cpp,

@@ -87,6 +87,27 @@ KINDS = (
                    "were retrieved by a decode worker. They may have expired.",
                    request_id="chatcmpl-129a69c8-cd1a-40e0-aa3e-94662fd8cc2b")),
            types={"readers": I, "timeout_s": I}),
+    # A KV connector's own report that a request's KV cache did not cross: the Mooncake
+    # connectors (vLLM's and vllm-ascend's `Mooncake transfer failed for request X`, then
+    # `Failed to transfer KV cache for request X: <reason>`) and NIXL's handshake with the
+    # remote engine failing, which names no request (docs/formats-sources.md#pd-disaggregation-kv-transfers-that-failed).
+    event("kv_connector_failed", (" transfer failed for request", "Failed to transfer KV cache for request",
+                                  "Handshake with ", "NIXL handshake "),
+          r"^(?:(?P<backend>\w+) transfer failed for request\.? (?:remote_request_id=)?(?P<request_id>[^\s,]+?)[.,]?(?:\s|$)"
+          r"|Failed to transfer KV cache for request (?P<kv_request_id>\S+?)[.:]?(?:\s+(?P<reason>\S.*))?$"
+          r"|(?:Handshake with (?P<engine_id>\S+)|NIXL handshake) (?P<handshake>failed|timed out))",
+          "error",
+          (Sample("(EngineCore_DP0 pid=5704) ERROR 01-06 06:43:02 [mooncake_connector.py:419] Mooncake transfer failed "
+                  "for request cmpl-118b93ed-a3b2-4d9f-a26d-1d5dce6d7bf2-0",
+                  backend="Mooncake", request_id="cmpl-118b93ed-a3b2-4d9f-a26d-1d5dce6d7bf2-0"),
+           Sample("(EngineCore_DP0 pid=5704) ERROR 01-06 06:43:02 [mooncake_connector.py:330] Failed to transfer KV "
+                  "cache for request cmpl-118b93ed-a3b2-4d9f-a26d-1d5dce6d7bf2-0: Mooncake transfer failed, ret: -1",
+                  kv_request_id="cmpl-118b93ed-a3b2-4d9f-a26d-1d5dce6d7bf2-0", reason="Mooncake transfer failed, ret: -1"),
+           Sample("ERROR 11-22 06:57:51 [nixl_connector.py:548] Handshake with c00824be-282f-4719-9aeb-120dcb516863 failed",
+                  engine_id="c00824be-282f-4719-9aeb-120dcb516863", handshake="failed")),
+          match=r"^(?:\w+ transfer failed for request\.? \S|Failed to transfer KV cache for request \S"
+                r"|Handshake with \S+ failed|NIXL handshake (?:failed|timed out))",
+          continuation=TRACEBACK_CONTINUATION),
     event("kv_cache_insufficient", ("No available memory for the cache blocks", "stored in KV cache (",
                                      "KV cache is needed, which is larger than the available KV cache memory",
                                      "To serve at least one request with the model"),
