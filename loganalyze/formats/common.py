@@ -134,6 +134,31 @@ FATAL_ERROR = LineKind(
     samples=("Fatal Python error: Segmentation fault",),
 )
 
+# UCX's signal handler (the transport library under NIXL, Open MPI and others, ucs/debug/debug.c):
+# `[host:pid:thread:tid] Caught signal 11 (Segmentation fault: <detail>)`, then its backtrace,
+# `==== backtrace (tid: N) ====`, ` 0  /path/libucs.so(ucs_handle_error+0x294) [0x7f...]`, a
+# closing rule. A native crash of the process that printed it.
+NATIVE_SIGNAL = LineKind(
+    name="native_signal",
+    table="events",
+    needle="Caught signal ",
+    match=r"^(?:\[[^\]]*\] )?Caught signal \d+ \(",
+    pattern=r"^(?:\[(?P<host>[^:\]]+):(?P<pid>\d+):\d+:(?P<tid>\d+)\] )?Caught signal (?P<signal>\d+) "
+            r"\((?P<signal_name>[^:)]+)(?:: (?P<detail>[^)]*))?\)",
+    types={"pid": pl.Int64, "tid": pl.Int64, "signal": pl.Int64},
+    const={"severity": "critical"},
+    pack="fields",
+    message=True,
+    continuation=r"^=+(?: backtrace \(tid: *\d+\) =+)?$|^\s*\d+\s+\S.*\[0x[0-9a-f]+\]$",
+    samples=(Sample("\n".join((
+        "[node01:12796:1:13303] Caught signal 11 (Segmentation fault: invalid permissions for mapped object at "
+        "address 0x7fbd60001400)",
+        "==== backtrace (tid:  13303) ====",
+        " 0  /usr/lib/libucs.so.0(ucs_handle_error+0x294) [0x7fbec008fba4]")),
+        host="node01", pid=12796, tid=13303, signal=11, signal_name="Segmentation fault",
+        detail="invalid permissions for mapped object at address 0x7fbd60001400"),),
+)
+
 
 def info_event(name: str, needle, pattern: str | None, samples: tuple[str, ...], severity: str = "info",
                **kw) -> LineKind:
@@ -322,4 +347,4 @@ NUMEXPR = info_event(
 
 # The kinds of Python and library lines that both engines print, in the order both declare them.
 ENGINE_PROCESS_KINDS = (PYTHON_WARNING, TORCH_WARNING, NANOBIND_LEAKS, GLOO_CONNECTED, WEIGHTS_FORMAT,
-                        NUMEXPR, STACK_DUMP, FATAL_ERROR, TRANSFER_ERROR, TRANSFER_ENGINE)
+                        NUMEXPR, STACK_DUMP, FATAL_ERROR, NATIVE_SIGNAL, TRANSFER_ERROR, TRANSFER_ENGINE)
