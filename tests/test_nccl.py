@@ -674,6 +674,19 @@ def test_159_watchdog_stuck_in_the_pytorch_2_3_form(ingest_one):
     assert "stuck for 600 s in PG 2 on rank(s) 1, 138 collective(s) still queued" in finding.verdict
 
 
+def test_hccl_transport_init_error_is_the_collective_library_failing_not_a_crash(ingest_one):
+    """vllm/155 (vllm-ascend as a GRPO rollout server): HCCL's `EI0009 ... Transport init error`
+    with its `Solution:` line, then the engine's collective_rpc traceback it explains."""
+    result, run = ingest_one(sample("vllm", "155_"))
+    (ev,) = fields(run, "hccl_error")
+    assert (ev["code"], ev["pid"], ev["error"]) == ("EI0009", 2225827, "Transport init error")
+    assert ev["reason"].startswith("[Create][DestLink]Create Dest error! createLink")
+    (finding,) = diagnose(run)
+    assert (finding.id, finding.title) == ("nccl-error", "HCCL error")
+    assert "HCCL (the collective library of Ascend NPUs) failed creating the links between NPU ranks" in finding.verdict
+    assert "HCCL_IF_IP" in finding.recommendation and result.sources[0].lines_by_table.get("unparsed", 0) == 0
+
+
 def test_86_gdr_off_by_distance_is_a_note(ingest_one):
     """NCCL 2.4.7, 2 nodes x 4 GPUs, one HCA: GDR disabled for GPUs 2 and 3 (distance 3 >= 2)."""
     _, run = ingest_one(sample("nccl", "86_"))

@@ -15,7 +15,7 @@ import re
 import polars as pl
 
 from loganalyze.diagnosis.base import Case, Finding
-from loganalyze.diagnosis.nccl_error import TEXT as NCCL_TEXT
+from loganalyze.diagnosis.nccl_error import HCCL_TEXT, TEXT as NCCL_TEXT
 from loganalyze.diagnosis.oom import NO_KV_BLOCKS, OOM_TEXT
 from loganalyze.kinds import kind_in, kinds
 
@@ -28,7 +28,7 @@ TRANSFER = kinds("kv_transfer_error", "kv_transfer_failed", "kv_connector_failed
 # an out-of-memory or another finding's lines they are its consequence.
 DIED = kinds("child_failed", "killed")
 EXPLAINS_DEATH = kinds("watchdog_timeout", "watchdog_batch", "stack_dump", "oom", "nccl_error", "kv_transfer_failed",
-                       "kv_transfer_error", "kv_connector_failed")
+                       "kv_transfer_error", "kv_connector_failed", "hccl_error")
 BEFORE = 5  # lines before a traceback where the line that caused it may stand
 
 
@@ -51,7 +51,7 @@ def _explained(ctx: Case, rows: pl.DataFrame, reason: pl.Expr) -> pl.Series:
 
 
 def find(ctx: Case) -> list[Finding]:
-    reason = pl.col("message").str.contains(f"{OOM_TEXT}|{NCCL_TEXT}")
+    reason = pl.col("message").str.contains(f"{OOM_TEXT}|{NCCL_TEXT}|{HCCL_TEXT}")
     rows = ctx.events(kind_in(KINDS) & ~reason & ~pl.col("source").is_in(ctx.client_sources()))
     rows = rows.filter(~_explained(ctx, rows, reason)) if rows.height else rows
     late = ctx.after_shutdown(rows)

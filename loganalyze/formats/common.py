@@ -159,6 +159,31 @@ NATIVE_SIGNAL = LineKind(
         detail="invalid permissions for mapped object at address 0x7fbd60001400"),),
 )
 
+# HCCL, the collective library of Ascend NPUs (torch_npu's ProcessGroupHCCL, the NCCL of
+# vllm-ascend and SGLang on NPU): its errors carry a code of the EI family (`EI0009: [PID: N]
+# <time> Transport init error. Reason: ...`, then an indented `Solution:` line), or come
+# through torch_npu as `HCCL function error: HcclCommInitRootInfo(...), error code is 7` and
+# `ERR02200 DIST call hccl api failed`.
+HCCL_ERROR = LineKind(
+    name="hccl_error",
+    table="events",
+    needle=("EI0", "EI9", "HCCL function error", "hccl api failed"),
+    match=r"\bEI\d{4}: |HCCL function error: |call hccl api failed",
+    pattern=r"(?P<code>EI\d{4}): (?:\[PID: (?P<pid>\d+)\] \S+ )?(?P<error>[^.\n]+)(?:\. ?Reason: (?P<reason>[^\n]+))?"
+            r"|HCCL function error: (?P<call>\w+)(?:.*?error code is (?P<error_code>\d+))?|(?P<dist>DIST call hccl api failed)",
+    types={"pid": pl.Int64, "error_code": pl.Int64},
+    const={"severity": "critical"},
+    pack="fields",
+    message=True,
+    continuation=r"^(?:\[rank\d+\]:)?\s+(?:Solution|TraceBack)",
+    samples=(Sample("[rank1]: EI0009: [PID: 2225827] 2025-09-24-20:59:48.119.066 Transport init error. Reason: "
+                    "[Create][DestLink]Create Dest error! createLink para:rank[1]-localUserrank[1]-localIpAddr[10.0.0.1]",
+                    code="EI0009", pid=2225827, error="Transport init error",
+                    reason="[Create][DestLink]Create Dest error! createLink para:rank[1]-localUserrank[1]-localIpAddr[10.0.0.1]"),
+             Sample("[ERROR] 2025-03-26-11:49:20 (PID:4176, Device:0, RankID:-1) ERR02200 DIST call hccl api failed.",
+                    dist="DIST call hccl api failed")),
+)
+
 
 def info_event(name: str, needle, pattern: str | None, samples: tuple[str, ...], severity: str = "info",
                **kw) -> LineKind:
@@ -347,4 +372,5 @@ NUMEXPR = info_event(
 
 # The kinds of Python and library lines that both engines print, in the order both declare them.
 ENGINE_PROCESS_KINDS = (PYTHON_WARNING, TORCH_WARNING, NANOBIND_LEAKS, GLOO_CONNECTED, WEIGHTS_FORMAT,
-                        NUMEXPR, STACK_DUMP, FATAL_ERROR, NATIVE_SIGNAL, TRANSFER_ERROR, TRANSFER_ENGINE)
+                        NUMEXPR, STACK_DUMP, FATAL_ERROR, NATIVE_SIGNAL, HCCL_ERROR, TRANSFER_ERROR,
+                        TRANSFER_ENGINE)
