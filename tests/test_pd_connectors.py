@@ -54,3 +54,27 @@ def test_159_a_failed_nixl_handshake_is_the_kv_transfer_not_a_crash(ingest_one):
     assert (finding.id, finding.confidence, finding.metrics["requests"]) == ("kv-transfer", "medium", 0)
     assert finding.title == "PD disaggregation: some request(s) failed their KV transfer"
     assert "VLLM_NIXL_SIDE_CHANNEL_HOST" in finding.recommendation
+
+
+def test_162_nixl_connector_start_up_is_typed_and_quiet(ingest_one):
+    """vllm#29369: the NIXL worker, NIXL's own `NIXL INFO _api.py` lines behind their header,
+    the KV layout, the registration and the connector: a clean start, no finding."""
+    result, run = ingest_one(sample("vllm", "162_"))
+    connector = _events(run, "kv_connector")
+    assert [c["nixl_backend"] for c in connector if c["nixl_backend"]] == ["UCX"]
+    assert [c["kv_layout"] for c in connector if c["kv_layout"]] == ["HND"]
+    assert (connector[-1]["connector"], connector[-1]["engine_id"]) == (
+        "NixlConnector", "027a18cd-ad69-4b86-92cb-2fd78674bced")
+    assert result.sources[0].lines_by_table == {"events": 7, "unparsed": 2}  # the attention-backend lines
+    assert [f for f in diagnose(run) if f.severity != "info"] == []
+
+
+def test_163_lmcache_hits_and_its_own_warnings_are_typed_and_quiet(ingest_one):
+    """LMCache#717: per-request lookups (672 of 673 tokens hit) and LMCache's benign
+    `attn_metadata is None` warnings on both TP workers."""
+    result, run = ingest_one(sample("vllm", "163_"))
+    assert result.sources[0].lines_by_table == {"events": 6}
+    hits = [(e["total_tokens"], e["hit_tokens"], e["load_tokens"]) for e in _events(run, "lmcache")]
+    assert hits == [(673, 672, 0), (724, 723, 3)]
+    assert len(_events(run, "lmcache_warning")) == 4
+    assert [f for f in diagnose(run) if f.severity != "info"] == []
