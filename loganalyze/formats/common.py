@@ -343,9 +343,10 @@ NANOBIND_LEAKS = info_event(
 # the month has no leading zero (`[W701 ...` is July 1); torch 2.3 and older print no date, `[W socket.cpp:663] ...`; once a process group exists,
 # `[rank0]:` comes first. ProcessGroupNCCL's watchdog lines are the NCCL format's
 # (loganalyze/formats/nccl/); these are the rest: warnings and info.
-TORCH_CPP = r"^(?:\[rank\d+\]:)?\[(?P<level_char>[IW])(?:\d{3,4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?| )(?P<file>[\w.]+\.(?:cpp|cc|h|hpp)):(?P<line>\d+)\] "
+# torch_npu's warnings all name `compiler_depend.ts`, the stand-in file its CMake build gives them.
+TORCH_CPP = r"^(?:\[rank\d+\]:)?\[(?P<level_char>[IW])(?:\d{3,4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?| )(?P<file>[\w.]+\.(?:cpp|cc|h|hpp|ts)):(?P<line>\d+)\] "
 TORCH_WARNING = info_event(
-    "torch_warning", (".cpp:", ".h:", ".cc:", ".hpp:"), TORCH_CPP,
+    "torch_warning", (".cpp:", ".h:", ".cc:", ".hpp:", "compiler_depend.ts:"), TORCH_CPP,
     (Sample("[W1201 13:32:45.388606115 utils.cpp:68] Warning: NUMA binding: Using MEMBIND policy for memory allocation "
             "on the NUMA nodes (0). Memory allocations will be strictly bound to these NUMA nodes. (function "
             "init_cpu_memory_env)", level_char="W", file="utils.cpp", line="68"),
@@ -354,7 +355,10 @@ TORCH_WARNING = info_event(
      Sample("[rank0]:[W701 02:36:19.144600040 ProcessGroupNCCL.cpp:1575] Warning: WARNING: destroy_process_group() "
             "was not called before program exit, which can leak resources. For more info, please see "
             "https://pytorch.org/docs/stable/distributed.html#shutdown (function operator())",
-            level_char="W", file="ProcessGroupNCCL.cpp", line="1575")),
+            level_char="W", file="ProcessGroupNCCL.cpp", line="1575"),
+     Sample("[rank0]:[W326 11:49:12.331714626 compiler_depend.ts:133] Warning: Warning: Device do not support double "
+            "dtype now, dtype cast repalce with float. (function operator())",
+            level_char="W", file="compiler_depend.ts", line="133")),
     severity="warning", match=TORCH_CPP)
 
 # numexpr (imported by pandas) says how many threads it will use, through the root logger
