@@ -49,11 +49,32 @@ def test_159_a_failed_nixl_handshake_is_the_kv_transfer_not_a_crash(ingest_one):
     _, run = ingest_one(sample("vllm", "159_"))
     assert _events(run, "kv_connector_failed") == [{
         "backend": None, "request_id": None, "kv_request_id": None, "reason": None,
-        "engine_id": "c00824be-282f-4719-9aeb-120dcb516863", "handshake": "failed"}]
+        "engine_id": "c00824be-282f-4719-9aeb-120dcb516863", "handshake": "failed", "step": None}]
     (finding,) = diagnose(run)
     assert (finding.id, finding.confidence, finding.metrics["requests"]) == ("kv-transfer", "medium", 0)
     assert finding.title == "PD disaggregation: some request(s) failed their KV transfer"
     assert "VLLM_NIXL_SIDE_CHANNEL_HOST" in finding.recommendation
+
+
+# vllm PR 26171's log of a failed metadata handshake: the zmq error's traceback tail, then the
+# connector marking the request's blocks invalid (the decode side recomputes them).
+HANDSHAKE_FAILED_FOR_REQUEST = """\
+(EngineCore_DP0 pid=3317003) ERROR 10-07 17:11:06 [distributed/.../v1/nixl_connector.py:820]   File "zmq/backend/cython/_zmq.py", line 186, in zmq.backend.cython._zmq._check_rc
+(EngineCore_DP0 pid=3317003) ERROR 10-07 17:11:06 [distributed/.../v1/nixl_connector.py:820]     raise Again(errno)
+(EngineCore_DP0 pid=3317003) ERROR 10-07 17:11:06 [distributed/.../v1/nixl_connector.py:820]     ^^^^^^^^^^^
+(EngineCore_DP0 pid=3317003) ERROR 10-07 17:11:06 [distributed/.../v1/nixl_connector.py:820] zmq.error.Again: Resource temporarily unavailable
+(EngineCore_DP0 pid=3317003) ERROR 10-07 17:11:06 [distributed/.../v1/nixl_connector.py:832] Handshake failed for request cmpl-6e8a849f-7ec0-4abe-b4c7-38bce04d53d1-0, marking blocks as invalid
+"""
+
+
+def test_a_handshake_failed_for_a_request_names_it(ingest_one, tmp_path):
+    path = tmp_path / "decode.log"
+    path.write_text(HANDSHAKE_FAILED_FOR_REQUEST)
+    _, run = ingest_one(path)
+    (finding,) = diagnose(run)
+    assert (finding.id, finding.metrics["requests"], finding.metrics["reason"]) == (
+        "kv-transfer", 1, "NIXL handshake failed")
+    assert "could not complete the NIXL handshake" in finding.verdict
 
 
 def test_162_nixl_connector_start_up_is_typed_and_quiet(ingest_one):

@@ -30,6 +30,9 @@ DIED = kinds("child_failed", "killed")
 EXPLAINS_DEATH = kinds("watchdog_timeout", "watchdog_batch", "stack_dump", "oom", "nccl_error", "kv_transfer_failed",
                        "kv_transfer_error", "kv_connector_failed", "hccl_error")
 BEFORE = 5  # lines before a traceback where the line that caused it may stand
+# A KV connector may log its failure after the traceback it caught (vLLM's NIXL connector:
+# the zmq error's traceback, its final line, then `Handshake failed for request R`).
+TRANSFER_AFTER = 2
 
 
 def _where(message: str) -> str:
@@ -41,12 +44,13 @@ def _explained(ctx: Case, rows: pl.DataFrame, reason: pl.Expr) -> pl.Series:
     """Tracebacks that another finding explains: an out-of-memory or NCCL event on a line of
     the traceback, the line after it (the final error line a kind took from it), or just
     before it (`# GPU blocks: 0`, then the traceback it causes)."""
-    causes = ctx.events((reason | NO_KV_BLOCKS | kind_in(TRANSFER)) & ~kind_in(KINDS)).select("source", "line_no")
+    causes = ctx.events((reason | NO_KV_BLOCKS | kind_in(TRANSFER)) & ~kind_in(KINDS)).select(
+        "source", "line_no", after=pl.when(kind_in(TRANSFER)).then(TRANSFER_AFTER).otherwise(0))
     if causes.height == 0:
         return pl.Series([False] * rows.height, dtype=pl.Boolean)
     spans = rows.with_row_index("_i").select("_i", "source", start=pl.col("line_no") - BEFORE,
                                              end=pl.col("line_no") + pl.col("span"))
-    near = spans.join(causes, on="source").filter(pl.col("line_no").is_between("start", "end"))
+    near = spans.join(causes, on="source").filter(pl.col("line_no").is_between("start", pl.col("end") + pl.col("after")))
     return pl.Series(range(rows.height)).is_in(near["_i"].cast(pl.Int64).implode())
 
 

@@ -146,7 +146,7 @@ def find(ctx: Case) -> list[Finding]:
     rows = _worker_reasons(ctx, rows)
     fields = rows["fields"].str.json_decode(pl.Struct({
         "side": pl.String, "reason": pl.String, "room": pl.String, "request_id": pl.String,
-        "kv_request_id": pl.String, "backend": pl.String, "handshake": pl.String}))
+        "kv_request_id": pl.String, "backend": pl.String, "handshake": pl.String, "step": pl.String}))
     # The waiting timeout's line names no request and is printed once per rank: "some";
     # so does a failed NIXL handshake, which is per remote engine.
     connector = pl.col("kind") == "kv_connector_failed"
@@ -162,6 +162,7 @@ def find(ctx: Case) -> list[Finding]:
         .when(connector).then(pl.coalesce(
             "reason", pl.when(pl.col("handshake").is_not_null()).then(pl.lit("NIXL handshake with the remote engine ")
                                                                      + pl.col("handshake")),
+            pl.when(pl.col("step").is_not_null()).then(pl.lit("NIXL handshake failed")),
             pl.col("backend") + pl.lit(" transfer failed")))
         .otherwise("reason"),
         request=pl.when(named).then(pl.coalesce("room", "request_id", "kv_request_id",
