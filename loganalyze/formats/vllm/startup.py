@@ -251,9 +251,8 @@ KINDS = (
     # Its warnings, which are its own notices (a connector call before attention metadata
     # exists, a store skipped for want of buffer memory), not the server's errors.
     event("lmcache_warning", "LMCache WARNING: ", r"^LMCache WARNING: (?P<what>[^(]+?)\s*(?:\(|$)", "warning",
-           (Sample("(VllmWorker rank=0 pid=3126069) [2025-05-27 08:27:12,490] LMCache WARNING: In connector."
-                   "start_load_kv, but the attn_metadata is None (vllm_v1_adapter.py:425:lmcache.integration.vllm."
-                   "vllm_v1_adapter)", what="In connector.start_load_kv, but the attn_metadata is None"),),
+           (Sample("[2025-07-03 12:45:24,656] LMCache WARNING: Failed to allocate memory for the KV cache.",
+                   what="Failed to allocate memory for the KV cache."),),
            match=r"^LMCache WARNING: "),
     # A KV connector's start-up (distributed/kv_transfer/.../factory.py, nixl_connector.py) and
     # NIXL's own agent lines, bare or behind NIXL's header (`2025-11-25 02:39:46 NIXL INFO    _api.py:361 `).
