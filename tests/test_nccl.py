@@ -674,6 +674,20 @@ def test_159_watchdog_stuck_in_the_pytorch_2_3_form(ingest_one):
     assert "stuck for 600 s in PG 2 on rank(s) 1, 138 collective(s) still queued" in finding.verdict
 
 
+def test_the_monitors_terminating_line_alone_is_a_hang(ingest_one, tmp_path):
+    """The heartbeat monitor's fatal last line, `Terminating the process after attempting to dump
+    debug info, due to ProcessGroupNCCL watchdog hang.` (a real PyTorch 2.5+ line), with nothing
+    else: the watchdog thread was stuck."""
+    path = tmp_path / "rank0.log"
+    path.write_text("[rank0]:[F919 07:00:13.418192812 ProcessGroupNCCL.cpp:1653] [PG ID 0 PG GUID 0(default_pg) Rank 0] "
+                    "[PG ID 0 PG GUID 0(default_pg) Rank 0] Terminating the process after attempting to dump debug info, "
+                    "due to ProcessGroupNCCL watchdog hang.\n")
+    _, run = ingest_one(path)
+    (finding,) = diagnose(run)
+    assert (finding.id, finding.title, finding.metrics["heartbeat_timeouts"]) == (
+        "hang", "ProcessGroupNCCL watchdog stuck", 1)
+
+
 def test_hccl_transport_init_error_is_the_collective_library_failing_not_a_crash(ingest_one):
     """vllm/155 (vllm-ascend as a GRPO rollout server): HCCL's `EI0009 ... Transport init error`
     with its `Solution:` line, then the engine's collective_rpc traceback it explains."""

@@ -157,6 +157,11 @@ TORCH_KINDS = (
                "local rank and we will try our best to dump the debug info. Last enqueued NCCL work: 811, last "
                "completed NCCL work: 807.",
                "[rank1]:[E ProcessGroupNCCL.cpp:1153] [PG 2 Rank 1] ProcessGroupNCCL preparing to dump debug info.",
+               Sample("[rank0]:[F919 07:00:13.418192812 ProcessGroupNCCL.cpp:1653] [PG ID 0 PG GUID 0(default_pg) Rank 0] "
+                      "[PG ID 0 PG GUID 0(default_pg) Rank 0] Terminating the process after attempting to dump debug "
+                      "info, due to ProcessGroupNCCL watchdog hang.",
+                      notice="Terminating the process after attempting to dump debug info, due to ProcessGroupNCCL "
+                             "watchdog hang", reason="ProcessGroupNCCL watchdog hang"),
            ), types=INT),
     _torch("pg_failed_notice", ("Some NCCL operations have failed or timed out", "taking the entire process down",
                                 "Process group watchdog thread terminated with exception"),

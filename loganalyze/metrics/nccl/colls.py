@@ -19,6 +19,11 @@ SGLANG_TIMEOUT = kinds("watchdog_timeout")
 # PyTorch's heartbeat monitor on the watchdog thread itself: no progress for
 # TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC, the process is terminated after a debug dump.
 HEARTBEAT = kinds("pg_heartbeat_timeout", "pg_watchdog_stuck")
+# The monitor's last word, `Terminating the process after attempting to dump debug info, due to
+# ProcessGroupNCCL watchdog hang.`, a flight-recorder notice whose reason is the same verdict.
+FLIGHT_RECORDER = kinds("flight_recorder")
+WATCHDOG_HANG = kind_in(HEARTBEAT) | (kind_in(FLIGHT_RECORDER) & pl.col("fields").str.json_path_match(
+    "$.reason").str.contains("watchdog hang").fill_null(False))
 
 ERRORS, ABORT, PROGRESS = kinds("pg_nccl_error", "nccl_error_trail"), kinds("pg_abort"), kinds("pg_watchdog_progress")
 
@@ -97,7 +102,7 @@ def watchdog(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
 def hang_context(events: pl.DataFrame, stats: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """Each timeout (PyTorch or SGLang watchdog) with the last stats line before it in its file:
     what the server was doing when it stopped."""
-    hangs = events.filter(kind_in(TIMEOUT_KINDS + SGLANG_TIMEOUT + HEARTBEAT)).select(
+    hangs = events.filter(kind_in(TIMEOUT_KINDS + SGLANG_TIMEOUT) | WATCHDOG_HANG).select(
         "source", "line_no", "raw", "kind", "rank", "fields").sort("line_no")
     if hangs.height and isinstance(stats, pl.LazyFrame):
         stats = stats.collect()
@@ -112,7 +117,7 @@ def hang_context(events: pl.DataFrame, stats: pl.DataFrame | pl.LazyFrame) -> pl
 def timeout_summary(timeouts: pl.DataFrame, progress: pl.DataFrame, hangs: pl.DataFrame) -> dict:
     out: dict = {"watchdog_timeouts": timeouts.height,
                  "sglang_watchdog_timeouts": hangs.filter(kind_in(SGLANG_TIMEOUT)).height,
-                 **heartbeat_summary(hangs.filter(kind_in(HEARTBEAT)))}
+                 **heartbeat_summary(hangs.filter(WATCHDOG_HANG))}
     if timeouts.height:
         first = timeouts.row(0, named=True)
         out.update({
