@@ -374,7 +374,18 @@ NUMEXPR = info_event(
     types={"threads": I, "cores": I, "limit": I, "virtual_cores": I, "maximum": I})
 
 
+# aiohttp's access log (Common Log Format), which SGLang's PD bootstrap server prints for each
+# rank that registers (`PUT /route`) or looks up its peer (`GET /route?engine_rank=N`): the
+# disaggregation's control traffic, not inference requests, hence an event and not `requests`.
+AIOHTTP_ACCESS = info_event(
+    "aiohttp_access", ' HTTP/1.',
+    r'^(?P<client>\S+) \[[^\]]+\] "(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+" (?P<status>\d{3}) (?P<bytes>\d+|-)',
+    (Sample('10.0.0.1 [26/Jun/2025:02:04:08 +0000] "PUT /route HTTP/1.1" 200 155 "-" "python-requests/2.32.3"',
+            client="10.0.0.1", method="PUT", path="/route", status=200, bytes="155"),),
+    types={"status": I}, match=r'^\S+ \[\d{1,2}/\w{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\] "[A-Z]+ ')
+
+
 # The kinds of Python and library lines that both engines print, in the order both declare them.
 ENGINE_PROCESS_KINDS = (PYTHON_WARNING, TORCH_WARNING, NANOBIND_LEAKS, GLOO_CONNECTED, WEIGHTS_FORMAT,
                         NUMEXPR, STACK_DUMP, FATAL_ERROR, NATIVE_SIGNAL, HCCL_ERROR, TRANSFER_ERROR,
-                        TRANSFER_ENGINE)
+                        TRANSFER_ENGINE, AIOHTTP_ACCESS)
