@@ -651,6 +651,56 @@ def test_flight_recorder_and_heartbeat_notices():
     assert stuck["stuck_s"] == 480 and ev["rank"].to_list() == ["0", "0", "3"]
 
 
+def test_158_heartbeat_monitor_alone_is_a_hang(ingest_one):
+    """SGLang, 8 ranks: only PyTorch's heartbeat monitor lines, no collective timeout: the
+    watchdog thread itself stopped on PG 3 (121 works queued), which is a hang."""
+    result, run = ingest_one(sample("nccl", "158_"))
+    assert result.sources[0].lines_by_table == {"events": 6}
+    (finding,) = diagnose(run)
+    assert (finding.id, finding.severity, finding.title) == ("hang", "critical", "ProcessGroupNCCL watchdog stuck")
+    assert finding.metrics["heartbeat_timeouts"] == 6 and finding.metrics["watchdog_timeouts"] == 0
+    assert "in PG 3 on rank(s) 0, 1, 6, 7, 121 collective(s) still queued" in finding.verdict
+    assert "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC" in finding.recommendation
+
+
+def test_159_watchdog_stuck_in_the_pytorch_2_3_form(ingest_one):
+    """vLLM under KServe: `[PG 2 Rank 1] [PG 2 Rank 1] ProcessGroupNCCL's watchdog got stuck for
+    600 seconds` (an F line), the monitor's timeout and its `preparing to dump debug info`."""
+    result, run = ingest_one(sample("nccl", "159_"))
+    assert result.sources[0].lines_by_table == {"events": 3}
+    assert table(run, "events")["kind"].to_list() == ["pg_heartbeat_timeout", "flight_recorder", "pg_watchdog_stuck"]
+    (finding,) = diagnose(run)
+    assert finding.id == "hang" and finding.metrics["watchdog_stuck_s"] == 600
+    assert "stuck for 600 s in PG 2 on rank(s) 1, 138 collective(s) still queued" in finding.verdict
+
+
+def test_the_monitors_terminating_line_alone_is_a_hang(ingest_one, tmp_path):
+    """The heartbeat monitor's fatal last line, `Terminating the process after attempting to dump
+    debug info, due to ProcessGroupNCCL watchdog hang.` (a real PyTorch 2.5+ line), with nothing
+    else: the watchdog thread was stuck."""
+    path = tmp_path / "rank0.log"
+    path.write_text("[rank0]:[F919 07:00:13.418192812 ProcessGroupNCCL.cpp:1653] [PG ID 0 PG GUID 0(default_pg) Rank 0] "
+                    "[PG ID 0 PG GUID 0(default_pg) Rank 0] Terminating the process after attempting to dump debug info, "
+                    "due to ProcessGroupNCCL watchdog hang.\n")
+    _, run = ingest_one(path)
+    (finding,) = diagnose(run)
+    assert (finding.id, finding.title, finding.metrics["heartbeat_timeouts"]) == (
+        "hang", "ProcessGroupNCCL watchdog stuck", 1)
+
+
+def test_hccl_transport_init_error_is_the_collective_library_failing_not_a_crash(ingest_one):
+    """vllm/155 (vllm-ascend as a GRPO rollout server): HCCL's `EI0009 ... Transport init error`
+    with its `Solution:` line, then the engine's collective_rpc traceback it explains."""
+    result, run = ingest_one(sample("vllm", "155_"))
+    (ev,) = fields(run, "hccl_error")
+    assert (ev["code"], ev["pid"], ev["error"]) == ("EI0009", 2225827, "Transport init error")
+    assert ev["reason"].startswith("[Create][DestLink]Create Dest error! createLink")
+    (finding,) = diagnose(run)
+    assert (finding.id, finding.title) == ("nccl-error", "HCCL error")
+    assert "HCCL (the collective library of Ascend NPUs) failed creating the links between NPU ranks" in finding.verdict
+    assert "HCCL_IF_IP" in finding.recommendation and result.sources[0].lines_by_table.get("unparsed", 0) == 0
+
+
 def test_86_gdr_off_by_distance_is_a_note(ingest_one):
     """NCCL 2.4.7, 2 nodes x 4 GPUs, one HCA: GDR disabled for GPUs 2 and 3 (distance 3 >= 2)."""
     _, run = ingest_one(sample("nccl", "86_"))

@@ -331,6 +331,24 @@ def test_109_a_transfer_worker_traceback_is_the_kv_transfer_not_a_crash(ingest_o
     assert found[0].metrics["reason"] == "RuntimeError: PD Disaggregation does NOT support PD"
 
 
+def test_133_ucx_signal_report_is_a_native_crash_with_its_libraries(ingest_one):
+    """sglang#6694: NIXL's UCX TCP transport segfaults after the bootstrap GET /route; UCX's
+    handler prints `[host:pid:thread:tid] Caught signal 11 (...)` and the backtrace below it."""
+    result, run = ingest_one(sample("sglang", "133_"))
+    assert result.sources[0].lines_by_table == {"events": 10}
+    ev = run.table("events").filter(pl.col("kind") == "native_signal").collect()
+    assert json.loads(ev["fields"][0]) == {
+        "host": "node01", "pid": 12796, "tid": 13303, "signal": 11, "signal_name": "Segmentation fault",
+        "detail": "invalid permissions for mapped object at address 0x7fbd60001400"}
+    access = run.table("events").filter(pl.col("kind") == "aiohttp_access").collect()
+    assert json.loads(access["fields"][0]) == {
+        "client": "127.0.0.1", "method": "GET", "path": "/route?engine_rank=0", "status": 200, "bytes": "262"}
+    (finding,) = diagnose(run)
+    assert (finding.id, finding.title) == ("crash", "Native crash")
+    assert "runs through libucs, libc, libucp, libuct (ucs_handle_error, uct_tcp_ep_am_bcopy)" in finding.verdict
+    assert "UCX_TLS" in finding.recommendation
+
+
 def test_103_a_child_sigquit_alone_is_a_crash_of_low_confidence(ingest_one):
     """sglang#12827: the only line, behind an outer `[2025-11-06T02:10:00.703Z]`."""
     _, run = ingest_one(sample("sglang", "103_"))

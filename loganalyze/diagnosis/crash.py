@@ -9,26 +9,30 @@ which phase failed (profile_run: startup memory profiling; init_device: device s
 
 from __future__ import annotations
 
+import json
 import re
 
 import polars as pl
 
 from loganalyze.diagnosis.base import Case, Finding
-from loganalyze.diagnosis.nccl_error import TEXT as NCCL_TEXT
+from loganalyze.diagnosis.nccl_error import HCCL_TEXT, TEXT as NCCL_TEXT
 from loganalyze.diagnosis.oom import NO_KV_BLOCKS, OOM_TEXT
 from loganalyze.kinds import kind_in, kinds
 
-ERRORS = kinds("traceback", "exception", "process_crash", "engine_dead", "fatal_error")
+ERRORS = kinds("traceback", "exception", "process_crash", "engine_dead", "fatal_error", "native_signal")
 KINDS = (*ERRORS, *kinds("engine_exited"))
 # A KV transfer worker's error explains the traceback printed below it (kv-transfer says so).
-TRANSFER = kinds("kv_transfer_error", "kv_transfer_failed")
+TRANSFER = kinds("kv_transfer_error", "kv_transfer_failed", "kv_connector_failed")
 # A process that says it died without a traceback of its own: SGLang's parent reporting a
 # child's SIGQUIT, the shell's `Killed`. Alone they are the crash; beside a watchdog timeout,
 # an out-of-memory or another finding's lines they are its consequence.
 DIED = kinds("child_failed", "killed")
 EXPLAINS_DEATH = kinds("watchdog_timeout", "watchdog_batch", "stack_dump", "oom", "nccl_error", "kv_transfer_failed",
-                       "kv_transfer_error")
+                       "kv_transfer_error", "kv_connector_failed", "hccl_error")
 BEFORE = 5  # lines before a traceback where the line that caused it may stand
+# A KV connector may log its failure after the traceback it caught (vLLM's NIXL connector:
+# the zmq error's traceback, its final line, then `Handshake failed for request R`).
+TRANSFER_AFTER = 2
 
 
 def _where(message: str) -> str:
@@ -40,17 +44,18 @@ def _explained(ctx: Case, rows: pl.DataFrame, reason: pl.Expr) -> pl.Series:
     """Tracebacks that another finding explains: an out-of-memory or NCCL event on a line of
     the traceback, the line after it (the final error line a kind took from it), or just
     before it (`# GPU blocks: 0`, then the traceback it causes)."""
-    causes = ctx.events((reason | NO_KV_BLOCKS | kind_in(TRANSFER)) & ~kind_in(KINDS)).select("source", "line_no")
+    causes = ctx.events((reason | NO_KV_BLOCKS | kind_in(TRANSFER)) & ~kind_in(KINDS)).select(
+        "source", "line_no", after=pl.when(kind_in(TRANSFER)).then(TRANSFER_AFTER).otherwise(0))
     if causes.height == 0:
         return pl.Series([False] * rows.height, dtype=pl.Boolean)
     spans = rows.with_row_index("_i").select("_i", "source", start=pl.col("line_no") - BEFORE,
                                              end=pl.col("line_no") + pl.col("span"))
-    near = spans.join(causes, on="source").filter(pl.col("line_no").is_between("start", "end"))
+    near = spans.join(causes, on="source").filter(pl.col("line_no").is_between("start", pl.col("end") + pl.col("after")))
     return pl.Series(range(rows.height)).is_in(near["_i"].cast(pl.Int64).implode())
 
 
 def find(ctx: Case) -> list[Finding]:
-    reason = pl.col("message").str.contains(f"{OOM_TEXT}|{NCCL_TEXT}")
+    reason = pl.col("message").str.contains(f"{OOM_TEXT}|{NCCL_TEXT}|{HCCL_TEXT}")
     rows = ctx.events(kind_in(KINDS) & ~reason & ~pl.col("source").is_in(ctx.client_sources()))
     rows = rows.filter(~_explained(ctx, rows, reason)) if rows.height else rows
     late = ctx.after_shutdown(rows)
@@ -67,16 +72,42 @@ def find(ctx: Case) -> list[Finding]:
         here = pl.col("source") == first["source"]
         before = ctx.events(kind_in(ERRORS) & here & (pl.col("line_no") < first["line_no"]))
         verdict = _engine_died(first, after.filter(here & (pl.col("line_no") > first["line_no"])), before.height)
+    elif first["kind"] == "native_signal":
+        verdict = _native(first)
     else:
         verdict = f"{rows.height} traceback(s); the first, in {_where(first['message'] or '')}: {_error(first)}."
+    native = first["kind"] == "native_signal"
     return [Finding(
-        id="crash", severity="critical", title="Engine core died" if first["kind"] == "engine_exited" else "Server error",
+        id="crash", severity="critical",
+        title="Engine core died" if first["kind"] == "engine_exited" else "Native crash" if native else "Server error",
         verdict=verdict,
         impact=1.0, impact_text="the failing process stops serving",
-        recommendation="Read the full traceback in the source log (evidence below); if it is cut, collect the log "
-                       "of every rank and process: the first error is usually on one rank only.",
+        recommendation=RECOMMEND_NATIVE if native else (
+            "Read the full traceback in the source log (evidence below); if it is cut, collect the log "
+            "of every rank and process: the first error is usually on one rank only."),
         confidence="medium", evidence=ctx.evidence(rows), metrics={"tracebacks": rows.height},
     )]
+
+
+RECOMMEND_NATIVE = (
+    "The crash is in native code, in the libraries the backtrace names: check that their release matches the one the "
+    "server was built and tested with (a pip wheel's bundled UCX against the system's, NIXL against vLLM or SGLang), "
+    "try another transport of that library (UCX_TLS, or another transfer backend), and report it with the backtrace.")
+
+
+def _native(row: dict) -> str:
+    """A process killed by a signal that a native library's handler reported (UCX's `Caught signal`),
+    with the libraries and symbols of its backtrace, innermost first."""
+    f = json.loads(row["fields"] or "{}")
+    message = row["message"] or ""
+    libs = dict.fromkeys(re.findall(r"/(lib[A-Za-z_]+?)(?:-[0-9a-f]{8})?\.so", message))
+    symbols = dict.fromkeys(re.findall(r"\((\w+)\+0x", message))
+    detail = f": {f['detail']}" if f.get("detail") else ""
+    trace = (f"; its backtrace runs through {', '.join(libs)}" + (f" ({', '.join(symbols)})" if symbols else "")
+             if libs else "; no backtrace follows in the log")
+    return (f"A process{' (pid ' + str(f['pid']) + ')' if f.get('pid') else ''} died of signal {f.get('signal')} "
+            f"({f.get('signal_name')}{detail}), reported by a native library's signal handler{trace}: a crash in "
+            "native code, not a Python exception.")
 
 
 def _error(row: dict) -> str:

@@ -48,6 +48,12 @@ RECOMMEND_PYSPY = (
     " The watchdog tried to dump the stuck scheduler's stack and could not: install py-spy in the server's "
     "environment (`pip install py-spy`) so that the next timeout shows where it is stuck."
 )
+RECOMMEND_HEARTBEAT = (
+    "The watchdog thread itself was blocked: a NCCL or CUDA call did not return (a collective that never "
+    "completes, or a CUDA API call another thread holds, often with the GIL). Dump the stuck ranks' stacks "
+    "(`py-spy dump --native --pid PID`) before the monitor ends them; TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC sets how "
+    "long it waits, and raising it only delays the abort of a real hang. "
+)
 RECOMMEND_TOOLS = (
     "Re-run with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,COLL shows the last opCount per rank), and "
     "TORCH_NCCL_TRACE_BUFFER_SIZE=2000 with TORCH_NCCL_DUMP_ON_TIMEOUT=1 to get a flight-recorder dump per rank "
@@ -91,6 +97,20 @@ def torch_verdict(s: dict, progress: pl.DataFrame) -> str:
     if s.get("process_abort"):
         text += " The watchdog then took the process down (terminate / c10::DistBackendError)."
     return text
+
+
+def heartbeat_verdict(s: dict) -> str:
+    """PyTorch's heartbeat monitor: the watchdog thread made no progress, so the ranks are stuck
+    in a NCCL or CUDA call, whatever collective they were in."""
+    if not s.get("heartbeat_timeouts"):
+        return ""
+    ranks, pgs = s.get("heartbeat_ranks") or [], s.get("heartbeat_pgs") or []
+    how_long = f" for {s['watchdog_stuck_s']:,} s" if s.get("watchdog_stuck_s") else ""
+    queued = f", {s['queued_works']:,} collective(s) still queued" if s.get("queued_works") else ""
+    return (f" PyTorch's heartbeat monitor found the ProcessGroupNCCL watchdog thread stuck{how_long}"
+            + (f" in PG {', '.join(pgs)}" if pgs else "") + (f" on rank(s) {', '.join(ranks)}" if ranks else "")
+            + f"{queued}: a NCCL or CUDA call never returned, and the monitor terminates the process after "
+            "dumping debug info.")
 
 
 def context_text(hangs: pl.DataFrame) -> str:
@@ -152,7 +172,7 @@ def find(ctx: Case) -> list[Finding]:
         return [laggard_finding(ctx, behind)] if behind is not None and behind.height else []
     s, f = fam.summary, fam.frames
     verdict = torch_verdict(s, f["progress"]) if s.get("watchdog_timeouts") else ""
-    verdict = (verdict + sglang_verdict(hangs, stuck) + context_text(hangs)).strip()
+    verdict = (verdict + heartbeat_verdict(s) + sglang_verdict(hangs, stuck) + context_text(hangs)).strip()
     errors = f["errors"]
     if errors.height:
         verdict += f" NCCL errors in the log: {errors['message'][0].strip()[:160]}"
@@ -162,13 +182,18 @@ def find(ctx: Case) -> list[Finding]:
                           errors.select("source", "line_no", "raw"), dumped]).unique(["source", "line_no"], keep="first").sort("line_no", "source")
     return [Finding(
         id="hang", severity="critical",
-        title=(f"{s['timeout_op']} collective hung" if s.get("watchdog_timeouts") else "Scheduler watchdog timeout"),
+        title=(f"{s['timeout_op']} collective hung" if s.get("watchdog_timeouts")
+               else "ProcessGroupNCCL watchdog stuck" if s.get("heartbeat_timeouts") else "Scheduler watchdog timeout"),
         verdict=verdict, impact=1.0, impact_text="the server (or job) stops: every request in flight fails",
         recommendation=(RECOMMEND_CODE if stuck and not stuck.in_collective() and not s.get("watchdog_timeouts")
-                        else RECOMMEND_STARTUP if startup else RECOMMEND_MIDRUN + RECOMMEND_STARTUP) + RECOMMEND_TOOLS
+                        and not s.get("heartbeat_timeouts")
+                        else RECOMMEND_STARTUP if startup
+                        else RECOMMEND_HEARTBEAT + RECOMMEND_MIDRUN if s.get("heartbeat_timeouts")
+                        else RECOMMEND_MIDRUN + RECOMMEND_STARTUP) + RECOMMEND_TOOLS
                        + (RECOMMEND_PYSPY if not stuck and ctx.events(kind_in(DUMP_FAILED)).height else ""),
         evidence=ctx.evidence(evidence),
         metrics={k: s.get(k) for k in ("watchdog_timeouts", "sglang_watchdog_timeouts", "timeout_op", "timeout_seq",
                                        "timeout_numel", "timeout_ran_for_ms", "timeout_ms", "timeout_ranks",
-                                       "last_enqueued", "last_completed", "straggler_ranks")},
+                                       "last_enqueued", "last_completed", "straggler_ranks", "heartbeat_timeouts",
+                                       "watchdog_stuck_s")},
     )]

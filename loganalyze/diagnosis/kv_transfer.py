@@ -20,7 +20,10 @@ bootstrap rooms; the reason is the transfer backend's own words, and it says whe
   its traceback below): the exception's final line is the reason;
 * vLLM's NIXL prefill side releasing `expired KV blocks for request R which were retrieved by
   0 decode worker(s) within 120 seconds` (or finding `Potentially invalid KV blocks` read
-  for a request it no longer knows): the decode side never read the cache.
+  for a request it no longer knows): the decode side never read the cache;
+* a vLLM KV connector on the decode side, which pulls the cache: the Mooncake connectors'
+  `Mooncake transfer failed for request R` and `Failed to transfer KV cache for request R:
+  <reason>`, or NIXL's `Handshake with <engine> failed`, which names no request ("some").
 
 The transfer engine's own errors (Mooncake's `Session::writeBody failed. Error: Bad address`,
 `... ASIO exception ... Cannot assign requested address`) say why where the request lines
@@ -39,7 +42,8 @@ from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.formats.sglang import KV_TRANSFER_FAILED
 from loganalyze.kinds import kind_in, kinds
 
-KINDS = kinds("kv_transfer_failed", "kv_transfer_timeout", "kv_transfer_error", "kv_transfer_expired")
+KINDS = kinds("kv_transfer_failed", "kv_transfer_timeout", "kv_transfer_error", "kv_transfer_expired",
+              "kv_connector_failed")
 BACKEND = kinds("transfer_error")
 ABORT_RESPONSE = kinds("abort_response")
 AFTER = 2  # lines after a transfer worker's error where its traceback starts
@@ -64,6 +68,20 @@ CAUSES = (
      "Read the decode server's log at that time: it failed, the router never sent it the request, or it could not "
      "reach the prefill side's NIXL side channel (VLLM_NIXL_SIDE_CHANNEL_HOST / _PORT); "
      "VLLM_NIXL_ABORT_REQUEST_TIMEOUT sets how long the prefill side keeps the blocks."),
+    (r"NIXL handshake", "the decode side could not complete the NIXL handshake with the prefill engine",
+     "Check that the decode workers reach the prefill side's NIXL side channel (VLLM_NIXL_SIDE_CHANNEL_HOST and "
+     "_PORT: an address of the prefill host that the decode host can reach, not 127.0.0.1), that firewalls or network "
+     "policies let that port through, and that both sides run the same vLLM and NIXL releases."),
+    (r"Failed to connect to (?:target|segment)|Connect timeout to",
+     "the transfer engine could not connect to the peer's transfer endpoint",
+     "Check that each instance reaches the other's transfer address and ports (the peer in the message): the address "
+     "the engine advertises (Mooncake's local_hostname; HCCL_IF_IP and the connector's use_ascend_direct on Ascend, "
+     "whose transport needs a recent CANN), routes and firewalls between the hosts, and the same transfer backend on "
+     "both sides."),
+    (r"data transfer timeout|Transfer slice failed",
+     "the transfer engine's transfers to the peer stalled or failed before the KV cache arrived",
+     "Read the peer's log at the same time (a peer that stopped serving reads), and check the path between the two "
+     "(RDMA devices, link errors, a congested network); the transfer engine's timeout only sets when it gives up."),
     (r"Bad address", "the transfer engine's TCP transport could not read or write the KV cache's memory (Bad address)",
      "Check the transfer backend's protocol and devices: a TCP transport cannot move GPU memory the engine was not "
      "built or registered for; RDMA with the IB devices (--disaggregation-ib-device) or the NIXL backend is the "
@@ -126,10 +144,13 @@ def find(ctx: Case) -> list[Finding]:
     if rows.height == 0:
         return [_backend_only(ctx, backend)] if backend.height else []
     rows = _worker_reasons(ctx, rows)
-    fields = rows["fields"].str.json_decode(pl.Struct({"side": pl.String, "reason": pl.String, "room": pl.String,
-                                                        "request_id": pl.String}))
-    # The waiting timeout's line names no request and is printed once per rank: "some".
-    named = pl.col("kind") != "kv_transfer_timeout"
+    fields = rows["fields"].str.json_decode(pl.Struct({
+        "side": pl.String, "reason": pl.String, "room": pl.String, "request_id": pl.String,
+        "kv_request_id": pl.String, "backend": pl.String, "handshake": pl.String, "step": pl.String}))
+    # The waiting timeout's line names no request and is printed once per rank: "some";
+    # so does a failed NIXL handshake, which is per remote engine.
+    connector = pl.col("kind") == "kv_connector_failed"
+    named = (pl.col("kind") != "kv_transfer_timeout") & ~(connector & pl.col("handshake").is_not_null())
     # vLLM's NIXL prefill side says it in its own words, one line per request: the words
     # without the request id are the reason.
     expired = pl.col("kind") == "kv_transfer_expired"
@@ -138,9 +159,17 @@ def find(ctx: Case) -> list[Finding]:
         rows = rows.with_columns(reason=pl.coalesce("reason", "error"))
     rows = rows.with_columns(
         reason=pl.when(expired).then(pl.col("message").str.replace(r" for (?:unrecognized )?request \S+", ""))
+        .when(connector).then(pl.coalesce(
+            "reason", pl.when(pl.col("handshake").is_not_null()).then(pl.lit("NIXL handshake with the remote engine ")
+                                                                     + pl.col("handshake")),
+            pl.when(pl.col("step").is_not_null()).then(pl.lit("NIXL handshake failed")),
+            pl.col("backend") + pl.lit(" transfer failed")))
         .otherwise("reason"),
-        request=pl.when(named).then(pl.coalesce("room", "request_id", pl.col("line_no").cast(pl.String))),
-        side=pl.when(expired).then(pl.lit("Prefill")).when(named).then("side").otherwise(pl.lit("Decode")))
+        request=pl.when(named).then(pl.coalesce("room", "request_id", "kv_request_id",
+                                                pl.col("line_no").cast(pl.String))),
+        # vLLM's connectors pull the cache from the decode side, which logs their failures.
+        side=pl.when(expired).then(pl.lit("Prefill")).when(connector).then(pl.lit("Decode")).when(named).then("side")
+        .otherwise(pl.lit("Decode")))
     requests = rows["request"].drop_nulls().n_unique()
     reasons = rows.group_by("reason", maintain_order=True).agg(pl.col("request").drop_nulls().n_unique()).sort(
         "request", descending=True, maintain_order=True)

@@ -4,6 +4,10 @@ failure): the server cannot start or serve.
 The cause is named from what the lines say, not guessed from the words "system error":
 shared memory (/dev/shm too small in a container), the connection between processes
 (sockets, IB completions, a peer that went away), CUDA/P2P between GPUs, or device init.
+
+HCCL, the same library for Ascend NPUs (vllm-ascend, SGLang on NPU), fails the same way
+and is named as itself: its EI-coded errors (`EI0009 ... Transport init error`) and
+torch_npu's `HCCL function error` / `DIST call hccl api failed`.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.kinds import kind_in, kinds
 from loganalyze.formats.nccl.errors import FAILURES
 
-KINDS = kinds("nccl_error", "nccl_test_failure")
+KINDS = kinds("nccl_error", "nccl_test_failure", "hccl_error")
+HCCL = kinds("hccl_error")
 WARN = kinds("nccl_warn")
 TRAIL = kinds("nccl_error_trail")
 # The return-code trail (`transport/net.cc:515 -> 2`) is printed only as an error unwinds, a
@@ -29,8 +34,19 @@ CODES = {1: "ncclUnhandledCudaError", 2: "ncclSystemError", 3: "ncclInternalErro
          5: "ncclInvalidUsage", 6: "ncclRemoteError"}
 PROBE = r"^(?:src/)?(?:net|plugin/[\w/]+)\.cc:\d+$"
 TEXT = r"NCCL error|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|unhandled (?:cuda|system) error"
+HCCL_TEXT = r"HCCL function error|call hccl api failed|\bEI\d{4}: "
 # What the failing lines say, first match wins: (pattern, cause, fix).
 CAUSES = (
+    (r"Transport init error|createLink|Create Dest|EI0006|[Gg]etting socket times out",
+     "creating the links between NPU ranks (HCCL's transport init)",
+     "Check that every rank reaches the others on the interface HCCL uses (HCCL_IF_IP, HCCL_SOCKET_IFNAME), that no "
+     "other process holds the same NPUs or ports (a trainer next to a rollout server: give each its own devices and "
+     "HCCL_HOST_SOCKET_PORT_RANGE), and the NPUs' links (`hccn_tool -i N -link -g`); raise HCCL_CONNECT_TIMEOUT only "
+     "once they connect."),
+    (r"HcclCommInitRootInfo|hccl api failed",
+     "at HCCL communicator init",
+     "Check the NPUs the ranks were given (ASCEND_RT_VISIBLE_DEVICES, no two ranks on one NPU), that the CANN and "
+     "torch_npu releases match, and HCCL_IF_IP / HCCL_SOCKET_IFNAME on several hosts."),
     (r"/dev/shm|shared memory|posix_fallocate|shmutils|No space left on device",
      "creating shared memory: /dev/shm is too small (a container's default is 64 MB)",
      "Give the container more shared memory (`docker run --shm-size=16g` or `--ipc=host`; a k8s emptyDir of "
@@ -70,7 +86,7 @@ UNKNOWN = ("at run time (the lines do not say where)",
 def _failures(ctx: Case) -> pl.DataFrame:
     category = pl.col("fields").str.json_path_match("$.category")
     warns = ctx.events(kind_in(WARN) & category.is_in(list(FAILURES)).fill_null(False))
-    errors = ctx.events(kind_in(KINDS) | pl.col("message").str.contains(TEXT))
+    errors = ctx.events(kind_in(KINDS) | pl.col("message").str.contains(f"{TEXT}|{HCCL_TEXT}"))
     code = pl.col("fields").str.json_path_match("$.code").cast(pl.Int64, strict=False)
     where = pl.col("fields").str.json_path_match("$.where")
     trail = ctx.events(kind_in(TRAIL) & code.is_in(list(CODES)).fill_null(False)
@@ -97,9 +113,13 @@ def find(ctx: Case) -> list[Finding]:
     if returned:
         cause = (f"with {returned[0]}, unwinding from {returned[1]}" if cause == UNKNOWN[0]
                  else f"{cause}; {returned[0]} from {returned[1]}")
+    # NPUs: HCCL is the library that failed, whatever else the lines mention.
+    hccl = events.filter(kind_in(HCCL) | pl.col("message").str.contains(HCCL_TEXT)).height > 0
+    library = "HCCL (the collective library of Ascend NPUs)" if hccl else "NCCL"
     return [Finding(
-        id="nccl-error", severity="critical", title="NCCL error",
-        verdict=f"{events.height} NCCL error line(s): NCCL failed {cause}. This is a fault, not a performance problem.",
+        id="nccl-error", severity="critical", title="HCCL error" if hccl else "NCCL error",
+        verdict=(f"{events.height} {'HCCL' if hccl else 'NCCL'} error line(s): {library} failed {cause}. "
+                 "This is a fault, not a performance problem."),
         impact=1.0, impact_text="the server cannot start or serve",
         recommendation=fix,
         evidence=ctx.evidence(events), metrics={"events": events.height},

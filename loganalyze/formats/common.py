@@ -134,6 +134,56 @@ FATAL_ERROR = LineKind(
     samples=("Fatal Python error: Segmentation fault",),
 )
 
+# UCX's signal handler (the transport library under NIXL, Open MPI and others, ucs/debug/debug.c):
+# `[host:pid:thread:tid] Caught signal 11 (Segmentation fault: <detail>)`, then its backtrace,
+# `==== backtrace (tid: N) ====`, ` 0  /path/libucs.so(ucs_handle_error+0x294) [0x7f...]`, a
+# closing rule. A native crash of the process that printed it.
+NATIVE_SIGNAL = LineKind(
+    name="native_signal",
+    table="events",
+    needle="Caught signal ",
+    match=r"^(?:\[[^\]]*\] )?Caught signal \d+ \(",
+    pattern=r"^(?:\[(?P<host>[^:\]]+):(?P<pid>\d+):\d+:(?P<tid>\d+)\] )?Caught signal (?P<signal>\d+) "
+            r"\((?P<signal_name>[^:)]+)(?:: (?P<detail>[^)]*))?\)",
+    types={"pid": pl.Int64, "tid": pl.Int64, "signal": pl.Int64},
+    const={"severity": "critical"},
+    pack="fields",
+    message=True,
+    continuation=r"^=+(?: backtrace \(tid: *\d+\) =+)?$|^\s*\d+\s+\S.*\[0x[0-9a-f]+\]$",
+    samples=(Sample("\n".join((
+        "[node01:12796:1:13303] Caught signal 11 (Segmentation fault: invalid permissions for mapped object at "
+        "address 0x7fbd60001400)",
+        "==== backtrace (tid:  13303) ====",
+        " 0  /usr/lib/libucs.so.0(ucs_handle_error+0x294) [0x7fbec008fba4]")),
+        host="node01", pid=12796, tid=13303, signal=11, signal_name="Segmentation fault",
+        detail="invalid permissions for mapped object at address 0x7fbd60001400"),),
+)
+
+# HCCL, the collective library of Ascend NPUs (torch_npu's ProcessGroupHCCL, the NCCL of
+# vllm-ascend and SGLang on NPU): its errors carry a code of the EI family (`EI0009: [PID: N]
+# <time> Transport init error. Reason: ...`, then an indented `Solution:` line), or come
+# through torch_npu as `HCCL function error: HcclCommInitRootInfo(...), error code is 7` and
+# `ERR02200 DIST call hccl api failed`.
+HCCL_ERROR = LineKind(
+    name="hccl_error",
+    table="events",
+    needle=("EI0", "EI9", "HCCL function error", "hccl api failed"),
+    match=r"\bEI\d{4}: |HCCL function error: |call hccl api failed",
+    pattern=r"(?P<code>EI\d{4}): (?:\[PID: (?P<pid>\d+)\] \S+ )?(?P<error>[^.\n]+)(?:\. ?Reason: (?P<reason>[^\n]+))?"
+            r"|HCCL function error: (?P<call>\w+)(?:.*?error code is (?P<error_code>\d+))?|(?P<dist>DIST call hccl api failed)",
+    types={"pid": pl.Int64, "error_code": pl.Int64},
+    const={"severity": "critical"},
+    pack="fields",
+    message=True,
+    continuation=r"^(?:\[rank\d+\]:)?\s+(?:Solution|TraceBack)",
+    samples=(Sample("[rank1]: EI0009: [PID: 2225827] 2025-09-24-20:59:48.119.066 Transport init error. Reason: "
+                    "[Create][DestLink]Create Dest error! createLink para:rank[1]-localUserrank[1]-localIpAddr[10.0.0.1]",
+                    code="EI0009", pid=2225827, error="Transport init error",
+                    reason="[Create][DestLink]Create Dest error! createLink para:rank[1]-localUserrank[1]-localIpAddr[10.0.0.1]"),
+             Sample("[ERROR] 2025-03-26-11:49:20 (PID:4176, Device:0, RankID:-1) ERR02200 DIST call hccl api failed.",
+                    dist="DIST call hccl api failed")),
+)
+
 
 def info_event(name: str, needle, pattern: str | None, samples: tuple[str, ...], severity: str = "info",
                **kw) -> LineKind:
@@ -218,12 +268,17 @@ PYTHON_WARNING = info_event(
 # peer. Where the strings come from: docs/formats-sources.md#mooncake-transfer-engine.
 TRANSFER_ERROR = info_event(
     "transfer_error", ("Body failed", "ASIO exception", "Process failed for slice", "Failed to complete transfers",
-                       "failed for key", "Session ", "for remote agent"),
+                       "failed for key", "Session ", "for remote agent", "Failed to connect to ", "Connect timeout to",
+                       "Transfer slice failed", "data transfer timeout"),
     r"^(?:(?:Session|TcpTransport)::(?P<op>\w+) (?:failed|encountered an ASIO exception)"
     r"|[Ww]orker: Process failed for slice|Failed to complete transfers after (?P<timeout_s>\d+) seconds"
     r"|Transfer ?failed for key|Session (?P<session>\S+) failed\.$"
-    r"|(?P<call>\w+XferReq): (?P<detail>.+))"
-    r"(?:.*?(?:Error: |Exception: |\): )(?P<error>[^,]+))?",
+    r"|(?P<call>\w+XferReq): (?P<detail>.+)"
+    # The transport's connection to the peer's segment (Mooncake's Ascend direct transport on
+    # NPUs, vllm-ascend's PD), a slice it could not move, a synchronous batch that ran out of time.
+    r"|Failed to connect to (?:target|segment): (?P<peer>[^,\s]+)|Connect timeout to: (?P<timeout_peer>[^,\s]+)"
+    r"|Transfer slice failed|Sync batch data transfer timeout after (?P<timeout_ns>\d+)ns)"
+    r"(?:.*?(?:Error: |Exception: |\): |status: )(?P<error>[^,]+))?",
     (Sample("Session::writeBody failed. Error: Bad address (value: 14), total_transferred_bytes_: 0, current "
             "transferred_bytes: 0", op="writeBody", error="Bad address (value: 14)"),
      Sample("TcpTransport::startTransfer encountered an ASIO exception. Slice details - source_addr: 0x3da7e4c800, "
@@ -232,11 +287,18 @@ TRANSFER_ERROR = info_event(
      Sample("Session 172.20.0.9:15004 failed.", session="172.20.0.9:15004"),
      # NIXL's agent (the backend of SGLang's and vLLM's NIXL connectors) through glog.
      Sample("createXferReq: metadata for remote agent '40ed030f-2f55-4d2c-88c7-84f70da8adbb' not found",
-            call="createXferReq", detail="metadata for remote agent '40ed030f-2f55-4d2c-88c7-84f70da8adbb' not found")),
-    severity="warning", types={"timeout_s": I},
+            call="createXferReq", detail="metadata for remote agent '40ed030f-2f55-4d2c-88c7-84f70da8adbb' not found"),
+     Sample("Failed to connect to target: 10.0.0.1:25482, status: 103900", peer="10.0.0.1:25482", error="103900"),
+     Sample("Connect timeout to: 10.2:20033, you can increase the timeout duration to reduce the ASCEND_CONNECT_TIMEOUT "
+            "environment variable.", timeout_peer="10.2:20033"),
+     Sample("Transfer slice failed with status: 103902", error="103902"),
+     Sample("Sync batch data transfer timeout after 33061142969ns", timeout_ns=33061142969)),
+    severity="warning", types={"timeout_s": I, "timeout_ns": I},
     match=r"^(?:Session::\w+Body failed|TcpTransport::\w+ encountered an ASIO|[Ww]orker: Process failed for slice"
           r"|Failed to complete transfers after|Transfer ?failed for key|Session \S+ failed\.$"
-          r"|\w+XferReq: .*(?:not found|failed|error))")
+          r"|\w+XferReq: .*(?:not found|failed|error)"
+          r"|Failed to connect to (?:target|segment): |Connect timeout to: |Transfer slice failed"
+          r"|Sync batch data transfer timeout after)")
 
 # The transfer engine's start-up, through the same glog header: its handshake address, the
 # topology it found, the RDMA device and GID it picked (Mooncake's transfer_engine.cpp,
@@ -283,9 +345,10 @@ NANOBIND_LEAKS = info_event(
 # the month has no leading zero (`[W701 ...` is July 1); torch 2.3 and older print no date, `[W socket.cpp:663] ...`; once a process group exists,
 # `[rank0]:` comes first. ProcessGroupNCCL's watchdog lines are the NCCL format's
 # (loganalyze/formats/nccl/); these are the rest: warnings and info.
-TORCH_CPP = r"^(?:\[rank\d+\]:)?\[(?P<level_char>[IW])(?:\d{3,4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?| )(?P<file>[\w.]+\.(?:cpp|cc|h|hpp)):(?P<line>\d+)\] "
+# torch_npu's warnings all name `compiler_depend.ts`, the stand-in file its CMake build gives them.
+TORCH_CPP = r"^(?:\[rank\d+\]:)?\[(?P<level_char>[IW])(?:\d{3,4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?| )(?P<file>[\w.]+\.(?:cpp|cc|h|hpp|ts)):(?P<line>\d+)\] "
 TORCH_WARNING = info_event(
-    "torch_warning", (".cpp:", ".h:", ".cc:", ".hpp:"), TORCH_CPP,
+    "torch_warning", (".cpp:", ".h:", ".cc:", ".hpp:", "compiler_depend.ts:"), TORCH_CPP,
     (Sample("[W1201 13:32:45.388606115 utils.cpp:68] Warning: NUMA binding: Using MEMBIND policy for memory allocation "
             "on the NUMA nodes (0). Memory allocations will be strictly bound to these NUMA nodes. (function "
             "init_cpu_memory_env)", level_char="W", file="utils.cpp", line="68"),
@@ -294,7 +357,10 @@ TORCH_WARNING = info_event(
      Sample("[rank0]:[W701 02:36:19.144600040 ProcessGroupNCCL.cpp:1575] Warning: WARNING: destroy_process_group() "
             "was not called before program exit, which can leak resources. For more info, please see "
             "https://pytorch.org/docs/stable/distributed.html#shutdown (function operator())",
-            level_char="W", file="ProcessGroupNCCL.cpp", line="1575")),
+            level_char="W", file="ProcessGroupNCCL.cpp", line="1575"),
+     Sample("[rank0]:[W326 11:49:12.331714626 compiler_depend.ts:133] Warning: Warning: Device do not support double "
+            "dtype now, dtype cast repalce with float. (function operator())",
+            level_char="W", file="compiler_depend.ts", line="133")),
     severity="warning", match=TORCH_CPP)
 
 # numexpr (imported by pandas) says how many threads it will use, through the root logger
@@ -333,7 +399,18 @@ TRACEBACK_CHAIN = info_event(
     match=r"^(?:During handling of the above exception, another exception occurred|The above exception was the "
           r"direct cause of the following exception):$")
 
+# aiohttp's access log (Common Log Format), which SGLang's PD bootstrap server prints for each
+# rank that registers (`PUT /route`) or looks up its peer (`GET /route?engine_rank=N`): the
+# disaggregation's control traffic, not inference requests, hence an event and not `requests`.
+AIOHTTP_ACCESS = info_event(
+    "aiohttp_access", ' HTTP/1.',
+    r'^(?P<client>\S+) \[[^\]]+\] "(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+" (?P<status>\d{3}) (?P<bytes>\d+|-)',
+    (Sample('10.0.0.1 [26/Jun/2025:02:04:08 +0000] "PUT /route HTTP/1.1" 200 155 "-" "python-requests/2.32.3"',
+            client="10.0.0.1", method="PUT", path="/route", status=200, bytes="155"),),
+    types={"status": I}, match=r'^\S+ \[\d{1,2}/\w{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\] "[A-Z]+ ')
+
+
 # The kinds of Python and library lines that both engines print, in the order both declare them.
 ENGINE_PROCESS_KINDS = (PYTHON_WARNING, TORCH_WARNING, NANOBIND_LEAKS, GLOO_CONNECTED, WEIGHTS_FORMAT,
-                        NUMEXPR, STACK_DUMP, FATAL_ERROR, TRANSFER_ERROR, TRANSFER_ENGINE, CONTAINER_BANNER,
-                        TRACEBACK_CHAIN)
+                        NUMEXPR, STACK_DUMP, FATAL_ERROR, NATIVE_SIGNAL, HCCL_ERROR, TRANSFER_ERROR,
+                        TRANSFER_ENGINE, CONTAINER_BANNER, TRACEBACK_CHAIN, AIOHTTP_ACCESS)

@@ -34,7 +34,7 @@ from loganalyze.formats.spec import LogFormat, Sample, TsFormat
 # unknown`, nccl/143) are the engines' torch_warning kind, the same here: in a file of NCCL
 # lines no server format is there to take them.
 PG_WARNING = replace(TORCH_WARNING, needle="ProcessGroupNCCL.cpp:", samples=(
-    TORCH_WARNING.samples[-1],
+    *(s for s in TORCH_WARNING.samples if "ProcessGroupNCCL.cpp:" in s),
     Sample("[rank6]:[W319 12:03:46.604992123 ProcessGroupNCCL.cpp:4721] [PG ID 0 PG GUID 0 Rank 6]  using GPU 6 as "
            "device used by this process is currently unknown. This can potentially cause a hang if this rank to GPU "
            "mapping is incorrect. You can pecify device_id in init_process_group() to force use of a particular device.",

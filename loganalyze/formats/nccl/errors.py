@@ -134,13 +134,25 @@ TORCH_KINDS = (
                "[PG ID 0 PG GUID 0(default_pg) Rank 3] ProcessGroupNCCL's watchdog got stuck for 480 seconds "
                "without making progress in monitoring enqueued collectives.",
            ), types=INT),
+    # The heartbeat monitor (PyTorch 2.2+) that watches the watchdog thread: it saw no heartbeat
+    # for TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC and terminates the process after a debug dump;
+    # workMetaList_.size() is how many collectives were still queued on that process group.
+    _torch("pg_heartbeat_timeout", ("Heartbeat monitor timed out", "detected no heartbeat of its watchdog"),
+           rf"(?:{PG})?(?:Heartbeat monitor timed out!(?:.*?workMetaList_\.size\(\)=(?P<queued_works>\d+))?"
+           r"|(?P<first_pg>First PG) on this rank that detected no heartbeat)", "critical", (
+               Sample("[rank0]:[E1019 01:04:03.356947152 ProcessGroupNCCL.cpp:1413] [PG 3 Rank 0] Heartbeat monitor "
+                      "timed out! Process will be terminated after dumping debug info. workMetaList_.size()=121",
+                      pg="3", queued_works=121),
+               Sample("[rank7]:[E1019 01:04:03.357615073 ProcessGroupNCCL.cpp:1375] [PG 3 Rank 7] First PG on this "
+                      "rank that detected no heartbeat of its watchdog.", pg="3", first_pg="First PG"),
+           ), types={"queued_works": I}),
     _torch("flight_recorder", ("light recorder", "light Recorder", "dump signal", "dumping nccl trace",
                                "dump debug info"),
            r"(?i)(?P<notice>flight recorder trace successfully dumped|finished flight recorder|"
            r"dumping nccl trace to (?P<path>\S+)|received a dump signal[^.]*? from\s*(?P<signal_from>this local rank|rank -?\d+)|"
            r"observed flight recorder dump signal|dump signal received through pipe|"
            r"terminating the process after attempting to dump debug info, due to (?P<reason>[^.]+)|"
-           r"flight recorder dump in heartbeatMonitor)"
+           r"flight recorder dump in heartbeatMonitor|ProcessGroupNCCL preparing to dump debug info)"
            r"(?:.*?last enqueued NCCL work: (?P<last_enqueued>-?\d+), last completed NCCL work: (?P<last_completed>-?\d+))?",
            "info", (
                "[rank0]:[I1206 18:44:13.1 ProcessGroupNCCL.cpp:1302] [PG 0 Rank 0] ProcessGroupNCCL dumping nccl "
@@ -148,6 +160,12 @@ TORCH_KINDS = (
                "[PG ID 0 PG GUID 0(default_pg) Rank 0] Received a dump signal due to a collective timeout from this "
                "local rank and we will try our best to dump the debug info. Last enqueued NCCL work: 811, last "
                "completed NCCL work: 807.",
+               "[rank1]:[E ProcessGroupNCCL.cpp:1153] [PG 2 Rank 1] ProcessGroupNCCL preparing to dump debug info.",
+               Sample("[rank0]:[F919 07:00:13.418192812 ProcessGroupNCCL.cpp:1653] [PG ID 0 PG GUID 0(default_pg) Rank 0] "
+                      "[PG ID 0 PG GUID 0(default_pg) Rank 0] Terminating the process after attempting to dump debug "
+                      "info, due to ProcessGroupNCCL watchdog hang.",
+                      notice="Terminating the process after attempting to dump debug info, due to ProcessGroupNCCL "
+                             "watchdog hang", reason="ProcessGroupNCCL watchdog hang"),
            ), types=INT),
     _torch("pg_failed_notice", ("Some NCCL operations have failed or timed out", "taking the entire process down",
                                 "Process group watchdog thread terminated with exception"),

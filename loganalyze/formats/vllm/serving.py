@@ -105,6 +105,32 @@ KINDS = (
                    failed=1, successful=2, avg_xfer_ms=1.5, throughput_mb_s=1000.0, kv_expired=0)),
            rewrites=((r"^(.*?KV Transfer metrics: )(.*?)(Num failed transfers=\d+, )", "$1$3$2"),),
            types={"failed": I, "successful": I, "avg_xfer_ms": F, "throughput_mb_s": F, "kv_expired": I}),
+    # A KV connector's own report that a request's KV cache did not cross: the Mooncake
+    # connectors (vLLM's and vllm-ascend's `Mooncake transfer failed for request X`, then
+    # `Failed to transfer KV cache for request X: <reason>`) and NIXL's handshake with the
+    # remote engine failing, which names no request (docs/formats-sources.md#pd-disaggregation-kv-transfers-that-failed).
+    event("kv_connector_failed", (" transfer failed for request", "Failed to transfer KV cache for request",
+                                  "Handshake with ", "NIXL handshake ", "Handshake failed for request"),
+          r"^(?:(?:(?P<backend>\w+) transfer|(?P<step>Handshake)) failed for request\.? (?:remote_request_id=)?"
+          r"(?P<request_id>[^\s,]+?)[.,]?(?:\s|$)"
+          r"|Failed to transfer KV cache for request (?P<kv_request_id>\S+?)[.:]?(?:\s+(?P<reason>\S.*))?$"
+          r"|(?:Handshake with (?P<engine_id>\S+)|NIXL handshake) (?P<handshake>failed|timed out))",
+          "error",
+          (Sample("(EngineCore_DP0 pid=5704) ERROR 01-06 06:43:02 [mooncake_connector.py:419] Mooncake transfer failed "
+                  "for request cmpl-118b93ed-a3b2-4d9f-a26d-1d5dce6d7bf2-0",
+                  backend="Mooncake", request_id="cmpl-118b93ed-a3b2-4d9f-a26d-1d5dce6d7bf2-0"),
+           Sample("(EngineCore_DP0 pid=5704) ERROR 01-06 06:43:02 [mooncake_connector.py:330] Failed to transfer KV "
+                  "cache for request cmpl-118b93ed-a3b2-4d9f-a26d-1d5dce6d7bf2-0: Mooncake transfer failed, ret: -1",
+                  kv_request_id="cmpl-118b93ed-a3b2-4d9f-a26d-1d5dce6d7bf2-0", reason="Mooncake transfer failed, ret: -1"),
+           Sample("ERROR 11-22 06:57:51 [nixl_connector.py:548] Handshake with c00824be-282f-4719-9aeb-120dcb516863 failed",
+                  engine_id="c00824be-282f-4719-9aeb-120dcb516863", handshake="failed"),
+           # 0.11+, with kv_load_failure_policy: the request's blocks are marked invalid (vllm PR 26171's log).
+           Sample("(EngineCore_DP0 pid=3317003) ERROR 10-07 17:11:06 [distributed/.../v1/nixl_connector.py:832] Handshake "
+                  "failed for request cmpl-6e8a849f-7ec0-4abe-b4c7-38bce04d53d1-0, marking blocks as invalid",
+                  step="Handshake", request_id="cmpl-6e8a849f-7ec0-4abe-b4c7-38bce04d53d1-0")),
+          match=r"^(?:(?:\w+ transfer|Handshake) failed for request\.? \S|Failed to transfer KV cache for request \S"
+                r"|Handshake with \S+ failed|NIXL handshake (?:failed|timed out))",
+          continuation=TRACEBACK_CONTINUATION),
     event("kv_cache_insufficient", ("No available memory for the cache blocks", "stored in KV cache (",
                                      "KV cache is needed, which is larger than the available KV cache memory",
                                      "To serve at least one request with the model"),

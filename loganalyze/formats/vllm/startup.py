@@ -230,12 +230,48 @@ KINDS = (
                    "kv_cache_size=2.89GiB gpu_memory_utilization=0.90",
                    total_gpu_memory_gib=23.58, kv_cache_gib=2.89, gpu_memory_utilization=0.9),),
            types={"total_gpu_memory_gib": F, "kv_cache_gib": F, "gpu_memory_utilization": F}),
-    # LMCache's own logger, inside vLLM's workers: `[2026-08-26 15:05:59,851] LMCache INFO: ...`.
-    event("lmcache", "LMCache ", r"^LMCache (?:INFO|DEBUG): (?P<what>[^:(]+)", "info",
+    # LMCache's own logger, inside vLLM's workers: `[2026-08-26 15:05:59,851] LMCache INFO: ...`;
+    # its per-request lookups (`Reqid: R, Total tokens N, LMCache hit tokens: H, need to load: L`)
+    # and stores (`Storing KV cache for N out of M tokens`) say how much of a prompt it served.
+    event("lmcache", "LMCache ",
+          r"^LMCache (?:INFO|DEBUG): (?:Reqid: [^,]+, Total tokens (?P<total_tokens>\d+), LMCache hit tokens: "
+          r"(?P<hit_tokens>\d+), need to load: (?P<load_tokens>\d+)|Storing KV cache for (?P<stored_tokens>\d+) "
+          r"out of (?P<store_total>\d+) tokens|(?P<what>[^:(]+))", "info",
            (Sample("(Worker_TP0 pid=440) [2026-08-26 15:05:59,851] LMCache INFO: Engine KV Format: "
                    "EngineKVFormat.NL_X_TWO_X_NB_BS_NH_HS NL x 2 x [NB, BS, NH, HS] "
-                   "(detection.py:69:lmcache.v1.gpu_connector.kv_format.detection)", what="Engine KV Format"),),
+                   "(detection.py:69:lmcache.v1.gpu_connector.kv_format.detection)", what="Engine KV Format"),
+            Sample("[2025-05-27 08:27:12,496] LMCache INFO: Reqid: cmpl-233d9bc679f94a908e3b367db835307f-0, Total tokens "
+                   "673, LMCache hit tokens: 672, need to load: 0 (vllm_v1_adapter.py:687:lmcache.integration.vllm."
+                   "vllm_v1_adapter)", total_tokens=673, hit_tokens=672, load_tokens=0),
+            Sample("[2025-07-03 12:45:24,614] LMCache INFO: Storing KV cache for 2862 out of 2862 tokens "
+                   "(skip_leading_tokens=0) for request 33 (vllm_v1_adapter.py:761:lmcache.integration.vllm."
+                   "vllm_v1_adapter)", stored_tokens=2862, store_total=2862)),
+           types={"total_tokens": I, "hit_tokens": I, "load_tokens": I, "stored_tokens": I, "store_total": I},
            match=r"^LMCache (?:INFO|DEBUG): "),
+    # Its warnings, which are its own notices (a connector call before attention metadata
+    # exists, a store skipped for want of buffer memory), not the server's errors.
+    event("lmcache_warning", "LMCache WARNING: ", r"^LMCache WARNING: (?P<what>[^(]+?)\s*(?:\(|$)", "warning",
+           (Sample("[2025-07-03 12:45:24,656] LMCache WARNING: Failed to allocate memory for the KV cache.",
+                   what="Failed to allocate memory for the KV cache."),),
+           match=r"^LMCache WARNING: "),
+    # A KV connector's start-up (distributed/kv_transfer/.../factory.py, nixl_connector.py) and
+    # NIXL's own agent lines, bare or behind NIXL's header (`2025-11-25 02:39:46 NIXL INFO    _api.py:361 `).
+    event("kv_connector", ("Creating v1 connector with name", "Initializing NIXL worker", "Initialized NIXL agent",
+                           " was instantiated", "NixlConnector setting KV cache layout", "Registering KV_Caches"),
+          r"(?:Creating v1 connector with name: (?P<connector>\w+) and engine_id: (?P<engine_id>\S+)"
+          r"|Initializing NIXL worker (?P<nixl_worker>\S+)|Initialized NIXL agent: (?P<nixl_agent>\S+)"
+          r"|Backend (?P<nixl_backend>\w+) was instantiated|setting KV cache layout to (?P<kv_layout>\w+)"
+          r"|Registering KV_Caches)", "info",
+          (Sample("(EngineCore_DP0 pid=590) INFO 11-25 02:39:49 [factory.py:64] Creating v1 connector with name: "
+                  "NixlConnector and engine_id: 027a18cd-ad69-4b86-92cb-2fd78674bced", connector="NixlConnector",
+                  engine_id="027a18cd-ad69-4b86-92cb-2fd78674bced"),
+           Sample("(EngineCore_DP0 pid=590) 2025-11-25 02:39:46 NIXL INFO    _api.py:361 Backend UCX was instantiated",
+                  nixl_backend="UCX"),
+           Sample("(EngineCore_0 pid=532339) (RayWorkerWrapper pid=533564) Initialized NIXL agent: "
+                  "a8ab2334-456e-447c-861b-74caf1bdc6e9", nixl_agent="a8ab2334-456e-447c-861b-74caf1bdc6e9")),
+          match=r"^(?:(?:\S+ \S+ )?NIXL INFO\s+\S+ )?(?:Creating v1 connector with name|Initializing NIXL worker"
+                r"|Initialized NIXL agent|Backend \w+ was instantiated|NixlConnector setting KV cache layout"
+                r"|Registering KV_Caches)"),
     # `vllm bench serve` (benchmarks/serve.py, datasets.py) prints its steps around the result block.
     event("bench_sampling", "Sampling input_len from ",
            r"Sampling input_len from \[(?P<input_min>\d+), (?P<input_max>\d+)\] and output_len from "

@@ -19,7 +19,7 @@ import polars as pl
 from loganalyze.kinds import kind_in, kind_prefix, kinds
 from loganalyze.metrics.base import Family
 from loganalyze.metrics.nccl.colls import (
-    ABORT, ERRORS, SGLANG_TIMEOUT, coll_progress, coll_sizes, coll_summary, hang_context, ranks_behind,
+    ABORT, ERRORS, FLIGHT_RECORDER, SGLANG_TIMEOUT, coll_progress, coll_sizes, coll_summary, hang_context, ranks_behind,
     timeout_summary, watchdog,
 )
 from loganalyze.metrics.nccl.comms import (
@@ -40,7 +40,7 @@ def nccl(run: Run) -> Family | None:
     t = {name: run.table(name).collect() for name in ("nccl_comms", "nccl_links", "nccl_topo", "nccl_colls",
                                                       "nccl_perf")}
     events = run.table("events").filter(
-        pl.col("kind").str.starts_with(PYTORCH) | kind_in(WARN + TRAIL + SGLANG_TIMEOUT)
+        pl.col("kind").str.starts_with(PYTORCH) | kind_in(WARN + TRAIL + SGLANG_TIMEOUT + FLIGHT_RECORDER)
         | pl.col("message").str.contains("NCCL error")).collect()
     if all(df.height == 0 for df in t.values()) and events.height == 0:
         return None

@@ -16,6 +16,15 @@ TIMEOUT_KINDS = kinds("pg_watchdog_timeout")
 
 SGLANG_TIMEOUT = kinds("watchdog_timeout")
 
+# PyTorch's heartbeat monitor on the watchdog thread itself: no progress for
+# TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC, the process is terminated after a debug dump.
+HEARTBEAT = kinds("pg_heartbeat_timeout", "pg_watchdog_stuck")
+# The monitor's last word, `Terminating the process after attempting to dump debug info, due to
+# ProcessGroupNCCL watchdog hang.`, a flight-recorder notice whose reason is the same verdict.
+FLIGHT_RECORDER = kinds("flight_recorder")
+WATCHDOG_HANG = kind_in(HEARTBEAT) | (kind_in(FLIGHT_RECORDER) & pl.col("fields").str.json_path_match(
+    "$.reason").str.contains("watchdog hang").fill_null(False))
+
 ERRORS, ABORT, PROGRESS = kinds("pg_nccl_error", "nccl_error_trail"), kinds("pg_abort"), kinds("pg_watchdog_progress")
 
 
@@ -93,7 +102,7 @@ def watchdog(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
 def hang_context(events: pl.DataFrame, stats: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """Each timeout (PyTorch or SGLang watchdog) with the last stats line before it in its file:
     what the server was doing when it stopped."""
-    hangs = events.filter(kind_in(TIMEOUT_KINDS + SGLANG_TIMEOUT)).select(
+    hangs = events.filter(kind_in(TIMEOUT_KINDS + SGLANG_TIMEOUT) | WATCHDOG_HANG).select(
         "source", "line_no", "raw", "kind", "rank", "fields").sort("line_no")
     if hangs.height and isinstance(stats, pl.LazyFrame):
         stats = stats.collect()
@@ -107,7 +116,8 @@ def hang_context(events: pl.DataFrame, stats: pl.DataFrame | pl.LazyFrame) -> pl
 
 def timeout_summary(timeouts: pl.DataFrame, progress: pl.DataFrame, hangs: pl.DataFrame) -> dict:
     out: dict = {"watchdog_timeouts": timeouts.height,
-                 "sglang_watchdog_timeouts": hangs.filter(kind_in(SGLANG_TIMEOUT)).height}
+                 "sglang_watchdog_timeouts": hangs.filter(kind_in(SGLANG_TIMEOUT)).height,
+                 **heartbeat_summary(hangs.filter(WATCHDOG_HANG))}
     if timeouts.height:
         first = timeouts.row(0, named=True)
         out.update({
@@ -128,6 +138,21 @@ def timeout_summary(timeouts: pl.DataFrame, progress: pl.DataFrame, hangs: pl.Da
             if lo is not None and hi is not None and lo < hi else [],
         })
     return out
+
+
+HEARTBEAT_FIELDS = pl.Struct({"pg": pl.String, "stuck_s": pl.Int64, "queued_works": pl.Int64})
+
+
+def heartbeat_summary(beats: pl.DataFrame) -> dict:
+    """The heartbeat monitor's verdicts: on how many ranks the watchdog thread stopped, for
+    how long (`got stuck for N seconds`) and how many collectives were queued behind it."""
+    if beats.height == 0:
+        return {"heartbeat_timeouts": 0}
+    f = beats["fields"].str.json_decode(HEARTBEAT_FIELDS)
+    return {"heartbeat_timeouts": beats.height,
+            "heartbeat_ranks": sorted(beats["rank"].drop_nulls().unique().to_list(), key=_num),
+            "heartbeat_pgs": sorted(f.struct.field("pg").drop_nulls().unique().to_list(), key=_num),
+            "watchdog_stuck_s": f.struct.field("stuck_s").max(), "queued_works": f.struct.field("queued_works").max()}
 
 
 def _num(rank: str | None) -> int:
