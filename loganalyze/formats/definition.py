@@ -32,7 +32,7 @@ TYPES: dict[str, pl.DataType] = {
     "list[str]": pl.List(pl.String), "list[int]": pl.List(pl.Int64), "list[float]": pl.List(pl.Float64),
 }
 FORMAT_NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
-# The columns a prefix may set: any other prefix group would be dropped by every table.
+# The columns every table has, which any prefix may set (a table's own columns too: _format).
 PREFIX_COLUMNS = {"ts", "msg"} | set(COMMON)
 
 FORMAT_FIELDS = ("name", "description", "releases", "prefix", "detect", "timestamps", "versions", "embeddable",
@@ -292,12 +292,16 @@ def _format(r: _Reader, data: object) -> UserFormat:
     names = groups(prefix)
     if "msg" not in names:
         r.fail("prefix", "needs a (?P<msg>...) group: the message the kinds match")
-    if stray := [g for g in names if g.split("__")[0] not in PREFIX_COLUMNS]:
-        r.fail("prefix", f"group {stray[0]!r} would be dropped: prefix groups are {', '.join(sorted(PREFIX_COLUMNS))}")
     detect = r.patterns(r.texts(d, "detect", ""), "detect")
     if not detect:
         r.fail("detect", "missing: give at least one pattern that marks a file of this format")
     tables = _new_tables(r, d)
+    # A group no table has a column for would be dropped by every table (NCCL's `host` is
+    # nccl_links' column: a format's own tables take the prefix groups they declare).
+    allowed = PREFIX_COLUMNS | {c for schema in {**r.tables, **tables}.values() for c in schema}
+    if stray := [g for g in names if g.split("__")[0] not in allowed]:
+        r.fail("prefix", f"group {stray[0]!r} would be dropped: no table has a column of that name "
+                         f"(every table has {', '.join(sorted(PREFIX_COLUMNS))})")
     keysets = _keysets(r, d)
     kinds = tuple(_kind(r, w, k, keysets, tables) for w, k in r.items(d, "kinds", ""))
     if not kinds:

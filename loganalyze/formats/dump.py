@@ -14,7 +14,7 @@ from dataclasses import replace
 import polars as pl
 
 from loganalyze.errors import LoganalyzeError
-from loganalyze.formats.definition import HANDLERS, KIND_FIELDS, type_name
+from loganalyze.formats.definition import HANDLERS, KIND_FIELDS, PREFIX_COLUMNS, type_name
 from loganalyze.formats.registry import active
 from loganalyze.formats.spec import Key, LineKind, LogFormat, expected
 
@@ -128,6 +128,13 @@ def _kind_lines(kind: LineKind, handler: Mapping[str, object] | None, keysets: d
     return out
 
 
+def _loadable(prefix: str) -> str:
+    """The prefix with each group that no table has a column for (one only a Python handler
+    reads: NCCL's `elapsed_ms`) made a plain group, which a format file may not name."""
+    allowed = PREFIX_COLUMNS | {c for schema in active().tables.values() for c in schema}
+    return re.sub(r"\(\?P<(\w+)>", lambda m: m.group(0) if m.group(1).split("__")[0] in allowed else "(?:", prefix)
+
+
 def dump(fmt: LogFormat, handlers: Mapping[str, Mapping[str, object]] | None = None,
          tables: Mapping[str, Mapping[str, pl.DataType]] | None = None, *, partial: bool = False) -> str:
     """A format as a TOML definition that `load` turns back into an equal LogFormat.
@@ -140,7 +147,7 @@ def dump(fmt: LogFormat, handlers: Mapping[str, Mapping[str, object]] | None = N
     handlers = handlers or {}
     head = [f"name = {_toml(fmt.name)}", f"description = {_toml(fmt.description)}"]
     head += [f"releases = {_toml(fmt.releases)}"] if fmt.releases else []
-    head += [f"prefix = {_toml(fmt.prefix)}", *_toml_list("detect", fmt.detect)]
+    head += [f"prefix = {_toml(_loadable(fmt.prefix))}", *_toml_list("detect", fmt.detect)]
     if fmt.ts_formats:
         head += _toml_list("timestamps", [{"strftime": t.strftime, **({"complete": t.complete} if t.complete else {})}
                                           for t in fmt.ts_formats])
