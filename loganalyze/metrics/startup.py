@@ -3,9 +3,10 @@
 "The server hangs" is often a server still loading hundreds of GB of weights; a log that
 ends inside the load phase with shard progress advancing is loading, not hung.
 Phases come from events whose kinds the parsers name (see PHASES); durations prefer the
-`elapsed_s` the server printed (or the elapsed time of a shard progress bar, which tqdm
-prints as `MM:SS` or `H:MM:SS`: SGLang before 0.5 prints no load time of its own, and the
-bar's lines carry no timestamp), else the gap between a phase's first and last line.
+`elapsed_s` the server printed, else the longer of the gap between a phase's first and
+last line and the elapsed time of a shard progress bar (tqdm's `MM:SS` or `H:MM:SS`):
+SGLang before 0.5 prints no load time of its own and the bar's lines carry no timestamp,
+while a bar of one model's shards is shorter than the timestamped load of model and draft.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ BAR_SECONDS = (  # tqdm's elapsed `[05:42<00:00, ...]` / `[1:09:28<00:00, ...]`
     + pl.col("fields").str.extract(_BAR, 2).cast(pl.Float64) * 60
     + pl.col("fields").str.extract(_BAR, 3).cast(pl.Float64)
 )
-FIELD_SECONDS = pl.max_horizontal(PRINTED_SECONDS, BAR_SECONDS)
 
 
 def phase_of(kind: pl.Expr) -> pl.Expr:
@@ -52,8 +52,10 @@ def startup(run: Run) -> Family | None:
     phases = (
         events.filter(pl.col("phase") != "ready")
         .group_by("phase", maintain_order=True)
-        .agg(start=pl.col("ts").min(), end=pl.col("ts").max(), printed_s=FIELD_SECONDS.max(), lines=pl.len())
-        .with_columns(seconds=pl.coalesce("printed_s", (pl.col("end") - pl.col("start")).dt.total_seconds()))
+        .agg(start=pl.col("ts").min(), end=pl.col("ts").max(), printed_s=PRINTED_SECONDS.max(),
+             bar_s=BAR_SECONDS.max(), lines=pl.len())
+        .with_columns(seconds=pl.coalesce(
+            "printed_s", pl.max_horizontal((pl.col("end") - pl.col("start")).dt.total_seconds(), "bar_s")))
     )
     ready = events.filter(pl.col("phase") == "ready")
     load = events.filter(pl.col("phase") == "load")
