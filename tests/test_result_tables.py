@@ -201,3 +201,21 @@ def test_aiperf_per_request_export_of_failed_requests(ingest_one):
     assert failed["error"].str.contains('"code": 400').all()
     assert failed["error"].str.contains("maximum context length is 256 tokens").all()
     assert failed["ttft_ms"].null_count() == 15 and requests["ttft_ms"].null_count() == 15
+
+
+def test_a_line_wider_than_any_table_is_kept_not_read(ingest_one, tmp_path):
+    """Found by the store fuzzer: a 93,000-space line ending `NVIDIA AIPerf | LLM Metrics`
+    held the table reader for 80 s (its shape checks are quadratic in Python's regex), and
+    a CI run stalled on such files. A line wider than any client draws is not a table's: the
+    table beside it is still read, the wide line stays in unparsed."""
+    table = sample("bench", "08_").read_text()
+    wide = " " * 400_000 + "NVIDIA AIPerf | LLM Metrics\n" + "-" * 400_000 + "| x |\n"
+    path = tmp_path / "wide.log"
+    path.write_text(table + "\n" * 6 + wide)
+    result, run = ingest_one(path, as_format="bench")
+    (row,) = rows(run)
+    assert (row["e2e_mean"], row["e2e_p99"]) == pytest.approx((4110.62343, 5217.352175))
+    unparsed = run.table("unparsed").collect()
+    assert unparsed.filter(unparsed["text"].str.len_chars() > 4096).height == 2
+    source = result.sources[0]
+    assert sum(source.lines_by_table.values()) + source.blank == source.lines

@@ -110,6 +110,12 @@ TEXT_HEAD = r"^Metadata\s*\|+\s*(?:Requests Made|Request Stats)"
 
 TEXT_ROW = r"^={10,}\s*$|^[^|]*\|.*\||^\S{1,24} {20,}$"
 
+# The widest line a table is read from, in characters: wider than any client draws. The
+# reader's shape checks run in Python's backtracking `regex`, and some are quadratic in a
+# line's length (a 93,000-space line took 80 s on MD_HEAD); a report with a wider line is
+# no table (but a CSV export: `readable`), its lines stay in unparsed.
+WIDEST = 4096
+
 START = "|".join((BOX_TITLE, BOX_TOP, CSV_HEAD, PIPE_TITLE, PIPE_TOP, GUIDELLM_CSV, TEXT_HEAD, MD_METRIC, GRID_TOP,
                   RUN_HEAD, KEY_VALUE_HEAD, SPACED_HEAD))
 
@@ -230,6 +236,13 @@ def _reports(rows: pl.DataFrame) -> list[list[int]]:
     return reports
 
 
+def readable(lines: list[tuple[int, str]]) -> bool:
+    """A report is read when no line of it is wider than WIDEST, or when it is a GuideLLM
+    CSV export, whose rows (13,000 characters in a sweep) the csv module splits."""
+    return bool(lines) and (regex.match(GUIDELLM_CSV, lines[0][1]) is not None
+                            or all(len(text) <= WIDEST for _, text in lines))
+
+
 def tables(rows: pl.DataFrame) -> pl.DataFrame:
     """Handler of the table kind: one bench row per result, on the line of its run (the
     first line of a metric table, the benchmark's row of a GuideLLM summary)."""
@@ -239,7 +252,7 @@ def tables(rows: pl.DataFrame) -> pl.DataFrame:
         lines = [(no + k, text) for i in report
                  for no, body in [(rows["line_no"][i], rows["body"][i])]
                  for k, text in enumerate(body.split("\n"))]
-        results = read_report(lines)
+        results = read_report(lines) if readable(lines) else []
         if not results:  # a table that is no result: its lines go back to unparsed
             parts.append(rows[report].with_columns(unread=pl.lit(True)))
             continue

@@ -34,11 +34,14 @@ from loganalyze.formats.bench_tables import BENCH
 
 SEPARATORS = "│┃║|"
 # A rule: no word characters, a run of dashes or double lines (`+---+`, `╞═══╪`, `|:--|`).
-MD_RULE = r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)+\|?\s*$"
-RULE = rf"^[^\w]*[-─━═=]{{3,}}[^\w]*$|{MD_RULE}"
+# Log text is untrusted and these run in Python's backtracking `regex`: each pattern is
+# linear (possessive runs, one lookahead), since a 100,000-dash line followed by a letter
+# took minutes on `^[^\w]*[-─━═=]{3,}[^\w]*$`.
+MD_RULE = r"^\s*+\|?\s*+:?-{2,}+:?\s*+(?:\|\s*+:?-{2,}+:?\s*+)++\|?\s*+$"
+RULE = rf"^(?=[^\w]*?[-─━═=]{{3}})[^\w]*+$|{MD_RULE}"
 # The rule under a header: drawn with `=`, `═` or `━`, or a pipe table's `|---|` (grids
 # draw their body rules with `+` or box corners at the junctions, pipe tables never do).
-HEAD_RULE = rf"^[^\w]*[=═━]{{3,}}[^\w]*$|{MD_RULE}"
+HEAD_RULE = rf"^(?=[^\w]*?[=═━]{{3}})[^\w]*+$|{MD_RULE}"
 
 GAP = r"\s{2,}"  # between two cells of a table drawn with spaces only
 
