@@ -15,7 +15,7 @@ import polars as pl
 
 from loganalyze.formats import (bench, bench_json, bench_tables, client_log, nccl, nccl_tests, prometheus,
                                 server_metrics, sglang, vllm)
-from loganalyze.formats.scoring import kind_share, scores
+from loganalyze.formats.scoring import kind_share, per_sample, samples_frame, scores
 from loganalyze.formats.registry import Format, Registry, active, start, using  # noqa: F401 (formats.using)
 from loganalyze.formats.spec import FileFormat, LogFormat
 from loganalyze.formats.tables import CANONICAL
@@ -34,13 +34,16 @@ MIN_OWN = 0.02  # of the sample lines taken by a format's own kinds, for a file 
 MIN_SHARED = 0.3  # ... or access lines and traceback frames (every other line of a traceback), for a file of nothing else
 
 
-def _scores(known: dict[str, Format], sample: pl.Series) -> dict[str, float]:
-    """Every format's score: a structured format's sniff of the sample's text, the line
-    formats' share of marked lines, all in one pass (loganalyze/formats/scoring.py `scores`)."""
+def _scores(known: dict[str, Format], samples: list[pl.Series]) -> list[dict[str, float]]:
+    """For each sample, every format's score: a structured format's sniff of the sample's text,
+    the line formats' share of marked lines, all in one pass (loganalyze/formats/scoring.py `scores`)."""
     lines = [name for name, fmt in known.items() if isinstance(fmt, LogFormat)]
-    found = dict(zip(lines, scores([known[name] for name in lines], sample)))
-    text = "\n".join(sample.to_list()) if len(found) < len(known) else ""
-    return {name: found[name] if name in found else fmt.sniff(text) for name, fmt in known.items()}
+    out = []
+    for sample, found in zip(samples, scores([known[name] for name in lines], samples)):
+        found = dict(zip(lines, found))
+        text = "\n".join(sample.to_list()) if len(found) < len(known) else ""
+        out.append({name: found[name] if name in found else fmt.sniff(text) for name, fmt in known.items()})
+    return out
 
 
 # A TOML file's lines: `key = value` (a string, array, table, boolean or number), `[table]`, comments.
@@ -48,23 +51,42 @@ TOML_LINE = r'^\s*(?:#.*|\[[\w."-]+\]\s*|[A-Za-z_][\w.-]*\s*=\s*(?:"|\x27|\[|\{|
 TOML_KEY = r"^\s*[A-Za-z_][\w.-]*\s*="
 
 
+def settings_files(samples: list[pl.Series]) -> list[bool]:
+    """For each sample, whether it is a TOML file of settings or labels (a case's
+    `expected.toml` kept beside its logs, a `pyproject.toml`): every line an assignment, a
+    table header or a comment. No server or client writes its output so; read as a log, a
+    note in it that quotes a log line ("engine core exited unexpectedly") would become an
+    event of the run."""
+    blank = pl.col("text").str.strip_chars() == ""
+    found = per_sample(samples_frame(samples), [
+        (~blank).any().alias("some"), (blank | pl.col("text").str.contains(TOML_LINE)).all().alias("all"),
+        (~blank & pl.col("text").str.contains(TOML_KEY)).any().alias("key")], len(samples))
+    return [bool(one and one["some"] and one["all"] and one["key"]) for one in found]
+
+
 def settings_file(sample: pl.Series) -> bool:
-    """A TOML file of settings or labels (a case's `expected.toml` kept beside its logs, a
-    `pyproject.toml`): every line an assignment, a table header or a comment. No server or
-    client writes its output so; read as a log, a note in it that quotes a log line ("engine
-    core exited unexpectedly") would become an event of the run."""
-    lines = sample.filter(sample.str.strip_chars() != "")
-    return (lines.len() > 0 and bool(lines.str.contains(TOML_LINE).all())
-            and bool(lines.str.contains(TOML_KEY).any()))
+    """`settings_files` of one sample."""
+    return settings_files([sample])[0]
 
 
 def detect(sample: pl.Series) -> tuple[Format | None, dict[str, float]]:
-    """The format of the process's registry that best recognises the sample lines, with
-    every format's score; none for a settings file (`settings_file`)."""
+    """`detect_many` of one sample."""
+    return detect_many([sample])[0]
+
+
+def detect_many(samples: list[pl.Series]) -> list[tuple[Format | None, dict[str, float]]]:
+    """For each sample, the format of the process's registry that best recognises its lines,
+    with every format's score; none for a settings file (`settings_files`). The samples of
+    many files are scored in one pass (a small file's detection was a fixed cost per file)."""
     known = active().formats
-    if settings_file(sample):
-        return None, {}
-    found = _scores(known, sample)
+    settings = settings_files(samples)
+    found = _scores(known, [s for s, skip in zip(samples, settings) if not skip])
+    return [(None, {}) if skip else _best(known, sample, found.pop(0)) for sample, skip in zip(samples, settings)]
+
+
+def _best(known: dict[str, Format], sample: pl.Series,
+          found: dict[str, float]) -> tuple[Format | None, dict[str, float]]:
+    """The format a sample's scores choose."""
     # An embeddable format (NCCL) is the file's own only when no other format recognises
     # it: with NCCL_DEBUG=INFO its lines can outnumber a server log's own.
     own = [n for n, s in found.items() if s >= MIN_SCORE and not getattr(known[n], "embeddable", False)]

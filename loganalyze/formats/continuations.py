@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from loganalyze.formats import sources
 from loganalyze.formats.spec import LineKind, LogFormat
 
 
@@ -34,6 +35,7 @@ def attach_continuations(frame: pl.DataFrame, fmt: LogFormat) -> pl.DataFrame:
     that no kind took included, ends the run.
     """
     frame = frame.with_columns(owner=pl.lit(None, pl.Int64))
+    fence = sources.fence(frame)  # a file's first line ends the run above it, from another file
     for kind in fmt.kinds:
         if not kind.continuation:
             continue
@@ -45,7 +47,7 @@ def attach_continuations(frame: pl.DataFrame, fmt: LogFormat) -> pl.DataFrame:
         if not found.any():
             continue
         frame, cont = frame.with_columns(__cont=found), pl.col("__cont")
-        run = (~(start | cont)).cum_sum()
+        run = (~(start | cont) | fence).cum_sum()
         frame = frame.with_columns(
             owner=pl.coalesce(
                 "owner",
@@ -54,11 +56,11 @@ def attach_continuations(frame: pl.DataFrame, fmt: LogFormat) -> pl.DataFrame:
         ).drop("__cont", strict=False)
     for kind in fmt.kinds:
         if kind.orphan and kind.continuation:
-            frame = adopt_orphans(frame, kind)
+            frame = adopt_orphans(frame, kind, fence)
     return frame
 
 
-def adopt_orphans(frame: pl.DataFrame, kind: LineKind) -> pl.DataFrame:
+def adopt_orphans(frame: pl.DataFrame, kind: LineKind, fence: pl.Expr) -> pl.DataFrame:
     """Make a run of continuation lines that has no start line one line of `kind`.
 
     A log cut mid-traceback, or a batch that begins inside one, leaves frames with no
@@ -75,9 +77,9 @@ def adopt_orphans(frame: pl.DataFrame, kind: LineKind) -> pl.DataFrame:
     orphan = pl.when(loose).then(pl.col("msg")).str.contains(kind.orphan).fill_null(False)
     hit = (loose & orphan).cast(pl.Int64)
     seen = hit.cum_sum()
-    before_run = pl.when(loose & ~loose.shift(1, fill_value=False)).then(seen - hit).forward_fill()
+    before_run = pl.when(loose & (~loose.shift(1, fill_value=False) | fence)).then(seen - hit).forward_fill()
     head = (hit == 1) & (seen - before_run == 1)
-    head_line = fill_in_runs(pl.when(head).then(pl.col("line_no")), (~loose).cum_sum())
+    head_line = fill_in_runs(pl.when(head).then(pl.col("line_no")), (~loose | fence).cum_sum())
     return frame.with_columns(
         kind=pl.when(head).then(pl.lit(kind.name)).otherwise("kind"),
         owner=pl.when(loose & ~head).then(head_line).otherwise("owner"),

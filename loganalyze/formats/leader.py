@@ -133,6 +133,17 @@ def peel(text: pl.Series, comments: bool = True) -> pl.Series:
     return strip_suffix(text).clone().scatter(at, rest)
 
 
+def peel_both(text: pl.Series) -> dict[bool, pl.Series]:
+    """`peel` with comments and without, by `comments`, the leader regex run once over most
+    lines: the two differ only on lines that start with `# ` (LEADER is LEADER_NO_COMMENT with
+    an optional `# ` in front and `*` for `+`, which match alike where a line has no `# `)."""
+    with_comments = peel(text, comments=True)
+    at = text.str.starts_with(COMMENT).arg_true()
+    if not at.len():
+        return {True: with_comments, False: with_comments}
+    return {True: with_comments, False: with_comments.clone().scatter(at, peel(text.gather(at), comments=False))}
+
+
 def parse_stamp(stamp: pl.Expr, year: int, base_date: str) -> pl.Expr:
     """A leader's timestamp text as a Datetime: ISO with or without T, zone or fraction;
     `MM-DD HH:MM:SS` and syslog's `Mon DD HH:MM:SS` in `year`; a clock time on `base_date`;

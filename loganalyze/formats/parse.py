@@ -11,6 +11,7 @@ kind's `handler`, which is kept for rare lines (a server_args dump: one per serv
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, replace
 
 import polars as pl
@@ -19,18 +20,26 @@ import regex
 from loganalyze.formats.classify import claim_leftovers, classify_rows, sift_pattern
 from loganalyze.formats.continuations import attach_continuations
 from loganalyze.formats.fields import extract
+from loganalyze.formats import sources
 from loganalyze.formats.prefix import split_prefix
 from loganalyze.formats.spec import Context, LogFormat
 
 
 @dataclass
 class Parsed:
-    """A format's share of a batch: its tables, the lines each took, and which rows it claimed."""
+    """A format's share of a batch: its tables, the lines each took, and which rows it claimed.
+    `by_source`: the lines each table took per source of the batch (loganalyze/formats/sources.py),
+    which `lines` sums; a structured file's reader, whose batch is one file, gives `lines` only."""
 
     tables: dict[str, pl.DataFrame]
     lines: dict[str, int]
     claimed: pl.Series
     claimed_lines: pl.Series = field(default_factory=lambda: pl.Series([], dtype=pl.Int64))
+    by_source: dict[str, Counter] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.by_source:
+            self.by_source = {t: Counter({0: n}) for t, n in self.lines.items()}
 
 
 def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
@@ -47,7 +56,8 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
         claimed = pl.repeat(False, frame.height, eager=True)
         if inner:  # row by row: the rows of one line cut into records (loganalyze/formats/glued.py) are claimed one by one
             claimed = claimed.scatter(gated.arg_true(), inner.claimed)
-        return Parsed(inner.tables if inner else {}, inner.lines if inner else {}, claimed)
+        return Parsed(inner.tables if inner else {}, inner.lines if inner else {}, claimed,
+                      by_source=inner.by_source if inner else {})
     sift = sift_pattern(fmt) if fmt.embeddable else None  # most files have no line of an embeddable format
     if sift is not None and not frame["text"].str.contains(sift).any():
         return Parsed({}, {}, pl.repeat(False, frame.height, eager=True))
@@ -77,7 +87,7 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
     )
     by_kind = framed.partition_by("kind", as_dict=True, include_key=True)
     tables: dict[str, list[pl.DataFrame]] = {}
-    lines: dict[str, int] = {}
+    lines: dict[str, Counter] = {}
     keys = ["line_no", "glued"] if glued else ["line_no"]  # what tells a row from the others
     claimed_rows: list[pl.DataFrame] = []
     for kind in fmt.kinds:
@@ -88,7 +98,9 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
         if good.height == 0:
             continue
         read = good
-        if kind.carry:
+        if kind.carry and sources.several(good):  # small files, each a batch of its own: each from an empty state
+            good = pl.concat([kind.carry(part, {}) for part in sources.by_source(good)], how="diagonal_relaxed")
+        elif kind.carry:
             good = kind.carry(good, ctx.state.setdefault(("carry", fmt.name, kind.name, ctx.source), {}))
         if kind.handler:
             good = kind.handler(good)
@@ -103,8 +115,9 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
             claimed_rows.append(owned.select(keys))
         # A line holding several records is counted once, by its first (loganalyze/formats/glued.py).
         if read.height:
-            glued_rows = int((read["glued"] > 0).sum()) if glued else 0
-            lines[kind.table] = lines.get(kind.table, 0) + int(read["span"].sum()) - glued_rows
+            span = pl.col("span").cast(pl.Int64)
+            weight = span - (pl.col("glued") > 0).cast(pl.Int64) if glued else span
+            lines.setdefault(kind.table, Counter()).update(sources.counts(read, weight))
         if kind.message:
             good = good.with_columns(message=pl.col("body"))
         tables.setdefault(kind.table, []).append(
@@ -118,4 +131,5 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
     else:
         claimed = frame["line_no"].is_in(claimed_lines.implode())
     merged = {t: pl.concat(parts, how="diagonal_relaxed") for t, parts in tables.items()}
-    return Parsed(tables=merged, lines=lines, claimed=claimed, claimed_lines=claimed_lines)
+    return Parsed(tables=merged, lines={t: sum(n.values()) for t, n in lines.items()}, claimed=claimed,
+                  claimed_lines=claimed_lines, by_source=lines)

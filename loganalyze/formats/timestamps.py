@@ -8,6 +8,7 @@ import datetime as dt
 
 import polars as pl
 
+from loganalyze.formats import sources
 from loganalyze.formats.spec import Context, TsFormat
 
 
@@ -29,12 +30,19 @@ def roll_years(frame: pl.DataFrame, state: dict) -> pl.DataFrame:
     previous raw timestamp and the years added so far carry over to the next batch.
     """
     raw = pl.col("ts_year")
+    half = pl.duration(days=183)
+    if sources.several(frame):  # small files, each a batch of its own: each from an empty state, as alone
+        key = pl.col("line_no") // sources.SHIFT
+        prev = pl.col("_prev")
+        step = (raw < prev - half).fill_null(False).cast(pl.Int32) - (raw > prev + half).fill_null(False).cast(pl.Int32)
+        out = frame.with_columns(_prev=raw.forward_fill().shift(1).over(key)).with_columns(_step=step)
+        out = out.with_columns(_years=pl.col("_step").cum_sum().over(key)).drop("_prev", "_step")
+        return out.with_columns(ts_year=raw.dt.offset_by(pl.format("{}y", "_years"))).drop("_years")
     prev = raw.forward_fill().shift(1)
     if "last" in state:
         prev = prev.fill_null(pl.lit(state["last"], pl.Datetime("us")))
     elif frame["ts_year"].drop_nulls().len():
         state["first"] = frame["ts_year"].drop_nulls()[0]  # for `settle`: a batch parsed on its own
-    half = pl.duration(days=183)
     step = (raw < prev - half).fill_null(False).cast(pl.Int32) - (raw > prev + half).fill_null(False).cast(pl.Int32)
     out = frame.with_columns(_years=step.cum_sum() + state.get("years", 0))
     seen = out["ts_year"].drop_nulls()

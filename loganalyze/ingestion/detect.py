@@ -22,13 +22,14 @@ def year_for(mtime: float, year: int | None) -> tuple[int, str, str]:
     return stamp.year, stamp.date().isoformat(), "file modification time"
 
 
-def choose_format(sample: pl.Series, path: Path, as_format: str | None) -> formats.Format:
+def choose_formats(samples: list[pl.Series], paths: list[Path], as_format: str | None
+                   ) -> list[formats.Format | UnknownFormat]:
+    """Each file's format, from its sample (detected for all at once) or `--as`; an
+    UnknownFormat for a file of no known format."""
     known = formats.active().formats
     if as_format:
         if as_format not in known:
             raise LoganalyzeError(f"unknown format {as_format!r}; known formats: {', '.join(known)}")
-        return known[as_format]
-    fmt, _ = formats.detect(sample)
-    if fmt is None:
-        raise UnknownFormat(f"{path}: unknown format (known formats: {', '.join(known)}; use --as to force one)")
-    return fmt
+        return [known[as_format]] * len(samples)
+    return [fmt or UnknownFormat(f"{path}: unknown format (known formats: {', '.join(known)}; use --as to force one)")
+            for (fmt, _), path in zip(formats.detect_many(samples), paths)]

@@ -1,6 +1,6 @@
 """Executors: where the per-file work of an ingest runs. Here, one file after another
 (`local`), or one worker process per core when there are many small files (still
-`local`), or as Ray tasks, one per file (`ray`). All run `source.stage_file` (the parsers
+`local`), or as Ray tasks, one per file (`ray`). All run `source.stage_files` (the parsers
 cannot tell which), each file into its own staging, one chunk of the inputs at a time
 (`inputs.chunks`); the caller publishes each chunk with one commit before the next is
 staged.
@@ -22,13 +22,13 @@ from loganalyze import formats, objstore
 from loganalyze.errors import LoganalyzeError
 from loganalyze.ingestion.inputs import chunks
 from loganalyze.ingestion.results import SourceResult, Tally
-from loganalyze.ingestion.source import stage_file
+from loganalyze.ingestion.source import Staged, stage_files
 from loganalyze.reader import BATCH_BYTES
-from loganalyze.store import Staging, Store
+from loganalyze.store import Store
 
 POOL_MIN_BYTES = 32 << 20  # files worth starting worker processes for (stage_in_processes)
 EXECUTORS = ("local", "ray")
-Staged = tuple[SourceResult, "dict | None", Staging]
+TASK_FILES = 50  # the most files a worker process stages in one task (parsed a batch of many at a time)
 
 
 def stage_chunks(executor: str, store: Store, run: str | None, paths: list[str], as_format: str | None,
@@ -48,7 +48,7 @@ def stage_chunks(executor: str, store: Store, run: str | None, paths: list[str],
     if workers:
         with process_pool(workers) as pool:
             for chunk in chunks(paths):
-                yield stage_in_processes(pool, store, run, chunk, as_format, year, labels, tally)
+                yield stage_in_processes(pool, workers, store, run, chunk, as_format, year, labels, tally)
         return
     for chunk in chunks(paths):
         yield stage_here(store, run, chunk, as_format, year, labels, tally)
@@ -56,16 +56,10 @@ def stage_chunks(executor: str, store: Store, run: str | None, paths: list[str],
 
 def stage_here(store: Store, run: str | None, paths: list[str], as_format: str | None, year: int | None,
                labels: dict[str, str], tally: Tally) -> list[Staged]:
-    """One file after another in this process."""
-    staged: list[Staged] = []
-    try:
-        for path in paths:
-            taken = frozenset(e["id"] for _, e, _ in staged if e)  # a file given twice is parsed once
-            staged.append(stage_file(store, run, path, as_format, year, labels, tally.reading, taken))
-            tally.finished(*staged[-1][:2])
-    except BaseException:
-        discard(staged)
-        raise
+    """The chunk's files in this process (a file given twice is parsed once)."""
+    staged = stage_files(store, run, paths, as_format, year, labels, tally.reading)
+    for result, entry, _ in staged:
+        tally.finished(result, entry)
     return staged
 
 
@@ -95,8 +89,8 @@ def stage_on_ray(store: Store, run: str | None, paths: list[str], as_format: str
     return staged
 
 
-def stage_with_formats(formats: list[str], *args) -> Staged:
-    """stage_file in a Ray worker, a fresh process: the format files the driver loaded
+def stage_with_formats(formats: list[str], store: Store, run: str | None, path: str, *args) -> Staged:
+    """One file's stage_files in a Ray worker, a fresh process: the format files the driver loaded
     (--formats) are loaded there first, so both executors know the same formats. The files
     must be readable on the workers (this machine, or a shared folder)."""
     # Imported here: loganalyze.formats.userformat imports loganalyze.errors, and so this package,
@@ -106,7 +100,7 @@ def stage_with_formats(formats: list[str], *args) -> Staged:
 
     if formats:
         load_formats(formats)
-    return stage_file(*args)
+    return stage_files(store, run, [path], *args)[0]
 
 
 def connect():
@@ -197,28 +191,23 @@ def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
             os.environ.pop("POLARS_MAX_THREADS", None)
 
 
-def stage_in_processes(pool: ProcessPoolExecutor, store: Store, run: str | None, paths: list[str],
+def stage_in_processes(pool: ProcessPoolExecutor, workers: int, store: Store, run: str | None, paths: list[str],
                        as_format: str | None, year: int | None, labels: dict[str, str],
-                       tally: Tally) -> list[tuple[SourceResult, dict | None, Staging]]:
-    """Every file staged by the pool's processes at once, in input order, as the one-by-one
-    loop stages them (a file given twice counts once; the first error in input order is
-    raised, and then nothing stays staged)."""
+                       tally: Tally) -> list[Staged]:
+    """The chunk's files staged by the pool's processes, TASK_FILES to a task, in input order,
+    as one process stages them (a file given twice counts once; the first error in input
+    order is raised, and then nothing stays staged)."""
     stagings, futures = [store.staging() for _ in paths], []
     try:
-        futures = [pool.submit(stage_file, store, run, p, as_format, year, labels, into=st, workers=1)
-                   for p, st in zip(paths, stagings)]
-        done = []
+        size = max(1, min(TASK_FILES, -(-len(paths) // (2 * workers))))  # two tasks a process at least
+        tasks = [slice(i, i + size) for i in range(0, len(paths), size)]
+        futures = [pool.submit(stage_files, store, run, paths[at], as_format, year, labels, into=stagings[at],
+                               workers=1) for at in tasks]
+        done: list[Staged] = []
         for future in futures:
-            try:
-                result, entry, staged = future.result()
-            except BaseException as e:
-                done.append(e)
-                continue
-            done.append((result, entry, staged))
-            tally.finished(result, entry)
-        failed = next((e for e in done if isinstance(e, BaseException)), None)
-        if failed:
-            raise failed
+            for result, entry, staged in future.result():
+                done.append((result, entry, staged))
+                tally.finished(result, entry)
     except BaseException:
         for future in futures:
             future.cancel()
