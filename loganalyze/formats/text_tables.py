@@ -182,14 +182,14 @@ def value_columns(header: list[str], body: list[tuple[int, list[str]]]) -> list[
     """One result per value column of a table of metric rows whose columns are runs (a result
     block retyped as `label | main | branch`), named by its header cell where there is one,
     on the first row's line. A column with a cell that is no plain value (`2.90x`, `+1.2%`:
-    a comparison) is no run."""
+    a comparison), or with no cell at all, is no run."""
     width = max(len(row) for _, row in body)
     labels = pl.Series([_words(row[0]) for _, row in body], dtype=pl.String)
     out = []
     for j in range(1, width):
         values = [row[j] if j < len(row) else "" for _, row in body]
-        if not all(regex.match(RUN_VALUE, v) for v in values if v):
-            continue
+        if not any(values) or not all(regex.match(RUN_VALUE, v) for v in values if v):
+            continue  # an empty column (`||||`: thousands in a hostile line) is no run either
         result = _result(_column(labels, pl.Series(values, dtype=pl.String)))
         if result and j < len(header) and header[j]:
             result["label"] = header[j]
