@@ -50,6 +50,13 @@ def test_speculation_below_break_even_against_the_base_run(runs):
     assert below.confidence == "high"
 
 
+def test_the_load_of_model_and_draft_is_read_from_its_timestamps(runs):
+    """The EAGLE3 run loads its model (the shard bar: 07:15) and then its draft: `Load weight
+    begin` at 09:12:51, the draft's `Load weight end` at 09:20:56 is the whole load, 485 s."""
+    eagle, _ = runs
+    assert metrics.compute(eagle)["startup"].summary["load_s"] == 485.0
+
+
 def test_base_run_is_healthy(runs):
     _, base = runs
     assert [f.id for f in diagnose(base) if f.severity != "info"] == []
