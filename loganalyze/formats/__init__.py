@@ -80,8 +80,8 @@ def detect_many(samples: list[pl.Series]) -> list[tuple[Format | None, dict[str,
     many files are scored in one pass (a small file's detection was a fixed cost per file)."""
     known = active().formats
     settings = settings_files(samples)
-    found = _scores(known, [s for s, skip in zip(samples, settings) if not skip])
-    return [(None, {}) if skip else _best(known, sample, found.pop(0)) for sample, skip in zip(samples, settings)]
+    found = iter(_scores(known, [s for s, skip in zip(samples, settings) if not skip]))
+    return [(None, {}) if skip else _best(known, sample, next(found)) for sample, skip in zip(samples, settings)]
 
 
 def _best(known: dict[str, Format], sample: pl.Series,
