@@ -262,14 +262,16 @@ def read_batches(source: Input | Path, stats: ReadStats, batch_bytes: int = BATC
 
     Blank lines are counted in `stats` and not yielded: they carry nothing to keep. A blank
     line quoted in a ticket (`> `) or printed by a process behind its tag (`(RayWorkerWrapper
-    pid=1384) `, nccl/126 and vllm/137 of hold-out 5) is blank too. A
+    pid=1384) `, nccl/126 and vllm/137 of hold-out 5) is blank too. A log pasted indented
+    (inside a Markdown list item, a quoted mail, an editor's selection) loses the
+    indentation that all of its first batch's lines share, on every line of it. A
     Path is opened (and hashed) here; an `Input` is read as it was when opened.
     """
     if not isinstance(source, Input):
         with open_input(Path(source)) as src:
             yield from read_batches(src, stats, batch_bytes)
         return
-    first = True
+    first, indent = True, None
     for chunk, left_out in _chunks(source, batch_bytes):
         why = _not_text(chunk) if first else None
         if why:
@@ -291,7 +293,26 @@ def read_batches(source: Input | Path, stats: ReadStats, batch_bytes: int = BATC
         blank = frame["text"].str.contains(BLANK)
         blanks = int(blank.sum())
         stats.blank += blanks
-        yield (frame.filter(~blank) if blanks else frame).select("line_no", "text")
+        frame = frame.filter(~blank) if blanks else frame
+        if indent is None:  # the first batch decides for the file
+            indent = common_indent(frame["text"])
+        if indent:
+            frame = frame.with_columns(pl.col("text").str.strip_prefix(indent))
+        yield frame.select("line_no", "text")
+
+
+def common_indent(text: pl.Series) -> str:
+    """The spaces and tabs that every one of `text` starts with ('' where one starts otherwise).
+
+    An excerpt of a traceback's frames alone (`  File "...", line 9`) keeps its indentation:
+    it is the traceback's own, which tells a frame from its source line."""
+    if text.is_empty():
+        return ""
+    lead = text.str.extract(r"^([ \t]*)", 1)
+    shortest = lead.gather(lead.str.len_bytes().arg_min())[0]
+    if not shortest or not text.str.starts_with(shortest).all() or text.str.starts_with(shortest + 'File "').any():
+        return ""
+    return shortest
 
 
 def _as_shown(lines: pl.Series) -> pl.Series:

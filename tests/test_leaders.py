@@ -10,11 +10,15 @@ styles wrap the message, the line less what the format's prefix takes.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import polars as pl
 import pytest
 
+import loganalyze as la
 from loganalyze import formats
+from loganalyze.diagnosis import diagnose
+from loganalyze.reader import common_indent
 from loganalyze.wrappers import unwrap
 from loganalyze.formats.parse import parse
 from loganalyze.formats.prefix import prefix_groups
@@ -191,3 +195,37 @@ def test_a_level_with_a_colon_is_a_leader_only_behind_a_logger_name():
     assert got.select("lead_ts", "lead_level", "rest").rows()[0] == (
         "2026-03-17 14:10:22", "INFO", "Processing[parallel_10_number_30] 100%| 30/30")
     assert got["lead"].to_list()[1:] == ["", ""]
+
+
+REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
+INDENTED = [
+    "sglang/06_v0.4.4_largest-len-trailing-comma-drain.log",
+    "vllm/164_v1-lmcache-offline-hit-tokens-0-storing-kv-glued-after-tqdm.log",
+    "nccl/99_gdr-disabled-no-module-all-hcas-2nodes-1gpu-net-ib-send-receive.log",
+    "nccl/119_nccl-tests-headerless-rows-redop-none-2mb-to-2gb-busbw-185.log",
+    "bench/03_vllm-bench-serve-1-failed-of-1000.log",
+]
+
+
+def _read(path: Path, store: Path) -> tuple:
+    src = la.ingest([path], run="r", store=store).sources[0]
+    found = [f.id for f in diagnose(la.open_run("r", store))]
+    return src.format, src.lines_by_table, found
+
+
+@pytest.mark.parametrize("name", INDENTED)
+def test_a_log_pasted_indented_reads_as_the_log(name, tmp_path):
+    """Inside a Markdown list item or an editor's selection, every line of a paste shares
+    leading spaces or a tab: the file is read as if they were not there (loganalyze/reader.py)."""
+    bare = _read(REAL / name, tmp_path / "bare")
+    lines = (REAL / name).read_text(encoding="utf-8").splitlines()
+    for n, indent in enumerate(["    ", "\t", "  "]):
+        shifted = tmp_path / f"shifted{n}.log"
+        shifted.write_text("\n".join(indent + line if line.strip() else line for line in lines) + "\n", encoding="utf-8")
+        assert _read(shifted, tmp_path / f"s{n}") == bare, indent
+
+
+def test_frames_of_a_traceback_alone_keep_their_indentation():
+    assert common_indent(pl.Series(['  File "a.py", line 3 in f', '  File "b.py", line 9 in g'])) == ""
+    assert common_indent(pl.Series(["  Decode batch.", "    more", "  x"])) == "  "
+    assert common_indent(pl.Series(["  Decode batch.", "x"])) == ""
