@@ -306,7 +306,7 @@ def common_indent(text: pl.Series) -> str:
 
     An excerpt of a traceback's frames alone (`  File "...", line 9`) keeps its indentation:
     it is the traceback's own, which tells a frame from its source line."""
-    if text.is_empty():
+    if text.is_empty() or text[0][:1] not in (" ", "\t"):  # most files: no column pass
         return ""
     lead = text.str.extract(r"^([ \t]*)", 1)
     shortest = lead.gather(lead.str.len_bytes().arg_min())[0]
