@@ -33,8 +33,10 @@ BATCH_BYTES = 16 * 1024 * 1024
 LONG_LINE_BYTES = 1 << 20  # longer lines are kept, truncated, in `unparsed`, with their length
 KEPT_BYTES = 4 * LONG_LINE_BYTES + 8  # of a line longer than a batch: enough for LONG_LINE_BYTES characters
 LONG_LINE_MARK = r" \[loganalyze: line of \d+ bytes, truncated\]$"  # what ends a truncated line
-# What str.strip_chars() empties, also behind a ticket's `> ` quoting or a Ray / vLLM process tag.
-BLANK = r"^(?:(?:> ?|\(\w*\s*pid=\d+[^()]*\) ?)+)?\s*$"
+# What str.strip_chars() empties, also behind a ticket's `> ` quoting, a Ray / vLLM process
+# tag or a launcher's host label (`node1: `, `0: `, `[default0]:`; loganalyze/wrappers.py
+# HOST_LABEL), which print an empty line so.
+BLANK = r"^(?:(?:> ?|\(\w*\s*pid=\d+[^()]*\) ?|\[default\d+\]:|[\w.-]*\d[\w.-]*: ?)+)?\s*$"
 ANSI = r"\x1b\[[0-9;?]*[A-Za-z]"
 HASH_BLOCK = 1 << 20
 DRAIN_BLOCK = 8 << 20
@@ -262,8 +264,8 @@ def read_batches(source: Input | Path, stats: ReadStats, batch_bytes: int = BATC
 
     Blank lines are counted in `stats` and not yielded: they carry nothing to keep. A blank
     line quoted in a ticket (`> `) or printed by a process behind its tag (`(RayWorkerWrapper
-    pid=1384) `, nccl/126 and vllm/137 of hold-out 5) is blank too. A log pasted indented
-    (inside a Markdown list item, a quoted mail, an editor's selection) loses the
+    pid=1384) `, nccl/126 and vllm/137 of hold-out 5) or a launcher's label is blank too. A
+    log pasted indented (inside a Markdown list item, a quoted mail, an editor's selection) loses the
     indentation that all of its first batch's lines share, on every line of it. A
     Path is opened (and hashed) here; an `Input` is read as it was when opened.
     """

@@ -41,17 +41,28 @@ MPIRUN = r"^\[\d+,\d+\]<(?:stdout|stderr)>:(?P<body>.*)$"
 TAGGED = r"^\[\d+(?:,\d+)?\]"
 INNER_TAG = r"\[\d+,\d+\]<(?:stdout|stderr)>:|(?P<before>\S)\[\d+\](?P<after>\s+[-+]?\d)"
 # A ticket's markup in front of a wrapped line (`> `, `**`, a backtick of inline code:
-# sglang/108), peeled only where a wrapper follows it: elsewhere the format's leader
-# peeling takes it (loganalyze/formats/leader.py).
+# sglang/108; MPI's tags quoted, `> [0]    1048576 ...`), peeled only where a wrapper follows
+# it: elsewhere the format's leader peeling takes it (loganalyze/formats/leader.py).
 WRAPPED = (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d|[A-Za-z0-9_.-]+(?:[-_]\d+)?\s+\| "
-           rf"|(?:{MONTHS}) [ \d]\d \d\d:\d\d:\d\d |\[\d+,\d+\]<std")
+           rf"|(?:{MONTHS}) [ \d]\d \d\d:\d\d:\d\d |\[\d+,\d+\]<std|\[\d+\]\s")
 MARKUP = rf"^(?:> ?|\*\*|`{{1,3}})+(?P<body>(?:{WRAPPED}).*)$"
+# A multi-node launcher's label for the host or rank a line came from: pdsh and DeepSpeed's
+# launcher (`node1: `, `10.0.0.1: `), `srun --label` (`0: `), torchrun's `--tee` (`[default0]:`).
+# A label is a host's name only if it holds a digit (`Error: `, `Throughput: ` are messages),
+# and it is peeled only where it is one (`_unlabel`), so that a message that merely looks
+# like a label stays whole.
+HOST_LABEL = r"(?:\[default\d+\]:|(?:\d{1,4}|\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z][\w.-]*\d[\w.-]*):(?: |$))"
+HOSTED = rf"^{HOST_LABEL}(?P<body>.*)$"
+NCCL_HEAD = r"[\w.-]+:\d+:\d+ \["  # NCCL's own `node1:1234:1234 [0] `
+# nccl-tests puts the host's name in its own failure line (`node01: Test NCCL failure ...`):
+# that label is the message's, and stays.
+OWN_LABEL = rf"^{HOST_LABEL}Test (?:NCCL |CUDA )?failure "
 PROCESS = r"^\((?P<process>[^()]*?pid=\d+[^()]*)\) (?P<body>.*)$"
 # How each wrapper starts (the tests below, and PROCESS's bracket): a line that starts
 # with none of them has no wrapper, so a batch with no such line skips every pattern.
 ANY_START = (
     rf'^(?:\{{\s*"log"|\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d|[A-Za-z0-9_.-]+(?:[-_]\d+)?\s+\| |(?:{MONTHS}) [ \d]\d \d\d:\d\d:\d\d '
-    r"|\[\d+(?:,\d+)?\]|\(|> ?|\*\*|`)"
+    rf"|\[\d+(?:,\d+)?\]|\(|> ?|\*\*|`|{HOST_LABEL})"
 )
 
 
@@ -88,6 +99,24 @@ def _docker_json(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(text=pl.when(is_json).then(line).otherwise(text))
 
 
+def _unlabel(frame: pl.DataFrame) -> pl.DataFrame:
+    """The frame with launchers' host labels (HOST_LABEL) taken off where they are labels:
+    on half of the batch's lines or more, a label that starts two lines or more (a launcher labels
+    every line a host prints), or one in front of a record's start."""
+    label = frame["text"].str.extract(f"^({HOST_LABEL})")
+    if label.null_count() == frame.height:
+        return frame
+    repeated = label.is_duplicated()
+    starts = frame["text"].str.contains(rf"^{HOST_LABEL}(?:{RECORD}|{NCCL_HEAD})")
+    mostly = label.null_count() <= frame.height / 2
+    own = frame["text"].str.contains(OWN_LABEL)
+    take = label.is_not_null() & ~own & (mostly | repeated | starts)
+    if not take.any():
+        return frame
+    peeled = _peel(frame, HOSTED, [])
+    return frame.with_columns(text=pl.when(take).then(peeled["text"]).otherwise(frame["text"]))
+
+
 def unwrap(frame: pl.DataFrame, year: int) -> pl.DataFrame:
     """Return the frame with `text` unwrapped plus `wrap_ts` (Datetime) and `process` columns.
 
@@ -105,6 +134,7 @@ def unwrap(frame: pl.DataFrame, year: int) -> pl.DataFrame:
         out = _peel(out, KUBECTL, ["k8s_date", "k8s_time"])
     else:
         out = out.with_columns(k8s_date=pl.lit(None, pl.String), k8s_time=pl.lit(None, pl.String))
+    out = _unlabel(out)
     if out["text"].str.contains(r"^[A-Za-z0-9_.-]+[-_]\d+\s+\| ").any():
         out = _peel(out, COMPOSE, [])
     elif out["text"].str.contains(rf"^[A-Za-z0-9_.-]+\s+\| {RECORD}").any():

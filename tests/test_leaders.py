@@ -42,6 +42,10 @@ AROUND_LINE = {
     "quoted+compose": "> server-1  | {}",  # the ticket's markup outside the collector's (sglang/108)
     "backtick+compose": "`server-1  | {}",
     "cri": "2026-01-05T10:00:01.123456789Z stdout F {}",  # a Kubernetes node's /var/log/containers file
+    "pdsh": "node1: {}",  # pdsh and DeepSpeed's multi-node launcher
+    "pdsh-ip": "10.0.0.1: {}",
+    "srun-label": "0: {}",  # srun --label
+    "torchrun-tee": "[default0]:{}",  # torchrun --tee
     # docker's json-file driver: the line escaped inside JSON, its newline kept
     "docker-json": lambda line: json.dumps({"log": line + "\n", "stream": "stderr", "time": "2026-01-05T10:00:01.12Z"}),
 }
@@ -198,7 +202,7 @@ def test_a_level_with_a_colon_is_a_leader_only_behind_a_logger_name():
 
 
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
-INDENTED = [
+ONE_OF_EACH = [
     "sglang/06_v0.4.4_largest-len-trailing-comma-drain.log",
     "vllm/164_v1-lmcache-offline-hit-tokens-0-storing-kv-glued-after-tqdm.log",
     "nccl/99_gdr-disabled-no-module-all-hcas-2nodes-1gpu-net-ib-send-receive.log",
@@ -213,7 +217,7 @@ def _read(path: Path, store: Path) -> tuple:
     return src.format, src.lines_by_table, found
 
 
-@pytest.mark.parametrize("name", INDENTED)
+@pytest.mark.parametrize("name", ONE_OF_EACH)
 def test_a_log_pasted_indented_reads_as_the_log(name, tmp_path):
     """Inside a Markdown list item or an editor's selection, every line of a paste shares
     leading spaces or a tab: the file is read as if they were not there (loganalyze/reader.py)."""
@@ -223,6 +227,36 @@ def test_a_log_pasted_indented_reads_as_the_log(name, tmp_path):
         shifted = tmp_path / f"shifted{n}.log"
         shifted.write_text("\n".join(indent + line if line.strip() else line for line in lines) + "\n", encoding="utf-8")
         assert _read(shifted, tmp_path / f"s{n}") == bare, indent
+
+
+# What multi-node launchers put in front of each line a host or rank prints (an empty line too).
+LAUNCHER_LABELS = {"pdsh": "node1: ", "pdsh by address": "10.0.0.1: ", "srun --label": "0: ",
+                   "torchrun --tee": "[default0]:"}
+
+
+@pytest.mark.parametrize("name", ONE_OF_EACH)
+def test_a_log_behind_a_launchers_host_labels_reads_as_the_log(name, tmp_path):
+    """pdsh, DeepSpeed's launcher, srun and torchrun label every line; the file reads as the
+    bare log (loganalyze/wrappers.py HOST_LABEL); a ticket's code fence stays outside them."""
+    bare = _read(REAL / name, tmp_path / "bare")
+    lines = (REAL / name).read_text(encoding="utf-8").splitlines()
+    for n, (style, label) in enumerate(LAUNCHER_LABELS.items()):
+        labelled = tmp_path / f"labelled{n}.log"
+        labelled.write_text("\n".join(line if line.startswith("```") else label + line for line in lines) + "\n",
+                            encoding="utf-8")
+        assert _read(labelled, tmp_path / f"l{n}") == bare, style
+
+
+def test_a_label_is_peeled_only_where_it_is_one():
+    """Two hosts' lines interleaved lose their labels; a lone `word1: ` message in a log
+    stays whole, and nccl-tests' own host name in its failure line stays the message's."""
+    lines = ["node1: [2026-01-05 10:00:01] Decode batch. #running-req: 1",
+             "node2: [2026-01-05 10:00:01] Decode batch. #running-req: 2",
+             "plain line", "other line", "a third", "a fourth", "a fifth", "step1: warming up",
+             "node01: Test NCCL failure common.cu:788 'unhandled system error'"]
+    got = unwrap(pl.DataFrame({"raw": lines}).with_columns(text=pl.col("raw")), 2026)["text"].to_list()
+    assert got == ["[2026-01-05 10:00:01] Decode batch. #running-req: 1",
+                   "[2026-01-05 10:00:01] Decode batch. #running-req: 2", *lines[2:]]
 
 
 def test_frames_of_a_traceback_alone_keep_their_indentation():
