@@ -9,7 +9,8 @@ A block is its banner line plus the rows that follow it (engine continuation lin
 rows are read by label, never by position, because every release adds, renames or
 reorders rows (`Max reqeuest concurrency`, `Total Token throughput`, P90 rows, the
 speculative section). Each block is one `bench` row whose line_no is the banner's; rows
-cut off from their banner (a paste that starts mid-block) stay in `unparsed`.
+cut off from their banner (a paste that starts mid-block) are a partial block from the
+first duration row or section title on (UNBANNERED, SECTION), and stay in `unparsed` above it.
 
 The format is embeddable: sglang's bench_one_batch prints into a server-style log, and
 bench output gets captured with a server's, so results are claimed in any file (a file
@@ -41,6 +42,11 @@ SUMMARY_ROW = r"^={20,}\s*$|^= [A-Z][A-Z0-9 +/-]*\s*$|^\[\w+\] \w+\s*:\s*\S|^-{1
 # A vLLM or SGLang block whose banner and first rows a paste cut starts again at its duration
 # row, which no other line prints with that label (bench/65).
 UNBANNERED = r"^(?:Successful requests|Total time|concurrency|Load time|Benchmark duration \(s\)):\s*\S"
+# A paste that holds only some of a block's sections (a comment quoting the latencies:
+# bench/206 and bench/207 of hold-out 7) is still a benchmark's output: their dash-centred
+# titles are vLLM's and SGLang's own, and each starts again a block cut from its banner.
+SECTION = (r"^-{3,}(?:Time to First Token|Time per Output Token \(excl\. 1st token\)|Inter-[Tt]oken Latency"
+           r"|End-to-[Ee]nd Latency|Speculative Decoding)-{3,}\s*$")
 
 TOOLS = (
     r"sglang\.(?:bench_serving|benchmark\.serving|bench_one_batch_server|bench_one_batch|bench_latency|"
@@ -154,7 +160,7 @@ KINDS = (
         # evalscope ends a summary of a few requests with `Too little data to calculate quantiles!`.
         continuation="|".join((BLOCK_ROW, r"^\d+% percentile latency: ", SUMMARY_ROW,
                                r"^\s*Too little data to calculate quantiles!\s*$")),
-        orphan="|".join((UNBANNERED, TRTLLM_SECTION)),
+        orphan="|".join((UNBANNERED, SECTION, TRTLLM_SECTION)),
         handler=results,
         samples=("============ Serving Benchmark Result ============",
                  Sample("Prefill. latency: 0.03161 s, throughput:   4049.31 token/s",
@@ -277,7 +283,7 @@ FORMAT = LogFormat(
             result_tables.TEXT_HEAD, result_tables.MD_METRIC, r"^\s*Benchmark\s*\|\s*(?:Start Time|Per Second)\s*\|",
             result_tables.RUN_HEAD, result_tables.SPACED_HEAD, result_tables.HEADLESS_ROW, result_tables.STAT_HEAD_ROW,
             result_tables.KEY_VALUE_HEAD,
-            r"^Successful/total requests: \d+/\d+\s*$"),
+            r"^Successful/total requests: \d+/\d+\s*$", SECTION),
     versions=(
         (r"^Max reqeuest concurrency:", "sglang 0.4.0-0.4.6"),
         (r"^Total input vision tokens:", "sglang 0.5.4+"),
