@@ -101,6 +101,19 @@ def test_34_vllm_011_peak_rows_and_cut_block(ingest_one):
     assert "65 requests/s" in overload.verdict and overload.evidence[0].line == 19
 
 
+@pytest.mark.parametrize("prefix", ["208_", "212_"])
+def test_a_clients_traceback_is_a_benchmark_that_failed_not_a_server_crash(ingest_one, prefix):
+    """Hold-out 7: benchmark_serving.py died on a traceback (a --backend the server does not
+    speak) before its result, in a console the vLLM format reads: its frames run in the
+    client's code, so the run measured nothing and no server crashed."""
+    _, run = ingest_one(sample("bench", prefix))
+    found = {f.id: f for f in diagnose(run)}
+    assert "crash" not in found
+    failed = found["bench-failures"]
+    assert (failed.severity, failed.metrics["problem"], failed.metrics["tracebacks"]) == ("warning", "client-crashed", 1)
+    assert "benchmark_serving.py" in failed.evidence[0].text or "Traceback" in failed.evidence[0].text
+
+
 def test_a_few_requests_at_a_rate_are_one_request_long_not_an_overload(ingest_one):
     """bench/59: 5 requests at 4/s served at 0.14/s because each takes 34 s, TTFT 0.49 s: no queue."""
     _, run = ingest_one(sample("bench", "59_"))

