@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from loganalyze import formats
 from conftest import SAMPLES, mutate, sample
-from loganalyze.diagnosis import diagnose, hang, nccl_bandwidth, nccl_tests_mpi, nccl_transport
+from loganalyze.diagnosis import diagnose, hang, nccl_bandwidth, nccl_gdr, nccl_one_nic, nccl_tests_mpi, nccl_transport
 from loganalyze.diagnosis.base import Case
 from loganalyze.ingestion.dispatch import parse_batch
 from loganalyze.metrics.nccl import nccl
@@ -65,7 +65,7 @@ def findings(run) -> dict[str, list]:
     """Every NCCL finder's findings by id (the finders are called directly with the nccl family)."""
     ctx = Case(run, {"nccl": nccl(run)})
     out: dict[str, list] = {}
-    for find in (nccl_transport.find, nccl_bandwidth.find, nccl_tests_mpi.find, hang.find):
+    for find in (nccl_transport.find, nccl_one_nic.find, nccl_gdr.find, nccl_bandwidth.find, nccl_tests_mpi.find, hang.find):
         for f in find(ctx):
             out.setdefault(f.id, []).append(f)
     return out
@@ -127,8 +127,10 @@ def test_06_bus_id_peers_ipc_read_and_one_nic(ingest_one):
     net = links.filter(pl.col("transport") == "NET/IB")
     assert net.height == 4 and net["gdr"].all() and net["direction"].unique().to_list() == ["send"]
     assert net["conn_index"].null_count() == 4
-    f = findings(run)["nccl-transport"][0]
+    assert "nccl-transport" not in findings(run)  # nothing wrong with how the ranks in a box talk
+    (f,) = findings(run)["nccl-one-nic"]
     assert f.severity == "info" and "one NIC" in f.verdict and "NET/IB/0/GDRDMA" in f.verdict
+    assert f.metrics == {"connections": 4, "net_dev": "0"}
 
 
 def test_07_init_lines_inside_nccl_tests_output(ingest_one):
@@ -711,6 +713,24 @@ def test_86_gdr_off_by_distance_is_a_note(ingest_one):
     assert [e.line for e in found[0].evidence] == [3, 9, 13]
 
 
+def test_213_ib_legs_without_gdrdma_are_gdr_off(ingest_one):
+    """2 nodes x 4 GPUs, every inter-node leg `via NET/IBext/0`, none `/GDRDMA`, no `Disabled` line."""
+    _, run = ingest_one(sample("nccl", "213_"))
+    found = diagnose(run)
+    assert [f.id for f in found] == ["nccl-gdr-off", "nccl-one-nic"]
+    gdr = found[0]
+    assert (gdr.severity, gdr.confidence) == ("info", "medium")
+    assert gdr.metrics == {"ib_connections": 3, "reason": None} and "does not say why" in gdr.verdict
+
+
+def test_99_gdr_off_says_no_peer_memory_module(ingest_one):
+    """2 nodes x 1 GPU over NET/IB/0; NCCL prints `GPU Direct RDMA Disabled for HCA 1 'mlx5_1' (no module)`."""
+    _, run = ingest_one(sample("nccl", "99_"))
+    (gdr,) = findings(run)["nccl-gdr-off"]
+    assert (gdr.confidence, gdr.metrics) == ("high", {"ib_connections": 4, "reason": "no module"})
+    assert "nvidia-peermem" in gdr.verdict and [e.line for e in gdr.evidence] == [5, 6, 2]
+
+
 def test_57_sockets_on_loopback_without_other_hosts_is_a_low_note(ingest_one):
     _, run = ingest_one(sample("nccl", "57_"))
     (finding,) = [f for f in diagnose(run) if f.id == "nccl-loopback"]
@@ -755,9 +775,9 @@ def test_93_old_rows_without_redop_or_root_named_by_the_command_below(ingest_one
 def test_100_two_channels_through_one_nic_are_what_the_network_gives(ingest_one):
     """2 nodes x 8 A800, every inter-node connection on NET/IB/0: 2 channels is one NIC's share, no warning."""
     _, run = ingest_one(sample("nccl", "100_"))
-    (f,) = findings(run)["nccl-transport"]
-    assert f.severity == "info" and "Few NCCL channels" not in f.title and "one NIC (NET/IB/0/GDRDMA)" in f.verdict
-    assert "PCIe" not in f.impact_text
+    assert "nccl-transport" not in findings(run)
+    (f,) = findings(run)["nccl-one-nic"]
+    assert f.severity == "info" and "one NIC (NET/IB/0/GDRDMA)" in f.verdict
 
 
 def test_123_two_summaries_with_no_row_between_are_two_lone_jobs(ingest_one):

@@ -176,20 +176,6 @@ def channels_part(per_comm: pl.DataFrame, links: pl.DataFrame, raw: pl.DataFrame
     )
 
 
-def nic_part(links: pl.DataFrame) -> Part | None:
-    net = links.filter(pl.col("transport").str.starts_with("NET") & ~pl.col("intra").fill_null(False))
-    if net.height == 0 or links["host"].drop_nulls().n_unique() < 2 or net["net_dev"].drop_nulls().n_unique() != 1:
-        return None
-    dev = net["net_dev"].drop_nulls()[0]
-    return Part(
-        "info",
-        f"All {net.height} inter-node connections use one NIC ({net['via'][0]}): NIC device {dev} carries every "
-        "inter-node ring.",
-        "If the nodes have several NICs, check NIC selection and GPU-NIC affinity (NCCL_IB_HCA, `nvidia-smi topo -m`).",
-        rows=net, facts={"net_dev": dev},
-    )
-
-
 def _ib_devices(raw_comms: pl.DataFrame, topo: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Lines that list IB/RoCE devices (`NET/IB : Using [0]mlx5_0:1/IB`, 2.4's `IB NIC distance`),
     and lines that say there is none (`NET/IB : No device found.`)."""
@@ -319,9 +305,8 @@ def find(ctx: Case) -> list[Finding]:
     parts = [p for p in (
         shm_part(links) if links.height else None, net_part(links) if links.height else None,
         env_part(s, f["env"], links, alone_in_node(raw_comms)), forced_part(s, f["env"]), topo_part(s, f["topo"], links),
-        # over TCP the sockets, not ring parallelism, bound inter-node bandwidth; tcp names the NIC
-        None if tcp else channels_part(f["comms"], links, raw_links),
-        None if tcp or not links.height else nic_part(links), tcp,
+        # over TCP the sockets, not ring parallelism, bound inter-node bandwidth
+        None if tcp else channels_part(f["comms"], links, raw_links), tcp,
         ib_unusable_part(raw_comms, f["warns"]), p2p_veto_part(raw_comms, f["warns"]), cc_part(s, raw_comms),
     ) if p]
     if not parts:
