@@ -34,9 +34,13 @@ LONG_LINE_BYTES = 1 << 20  # longer lines are kept, truncated, in `unparsed`, wi
 KEPT_BYTES = 4 * LONG_LINE_BYTES + 8  # of a line longer than a batch: enough for LONG_LINE_BYTES characters
 LONG_LINE_MARK = r" \[loganalyze: line of \d+ bytes, truncated\]$"  # what ends a truncated line
 # What str.strip_chars() empties, also behind a ticket's `> ` quoting, a Ray / vLLM process
-# tag or a launcher's host label (`node1: `, `0: `, `[default0]:`; loganalyze/wrappers.py
-# HOST_LABEL), which print an empty line so.
-BLANK = r"^(?:(?:> ?|\(\w*\s*pid=\d+[^()]*\) ?|\[default\d+\]:|[\w.-]*\d[\w.-]*: ?)+)?\s*$"
+# tag, a launcher's host label (`node1: `, `0: `, `[default0]:`; loganalyze/wrappers.py
+# HOST_LABEL) or Open MPI's output tag (`[1,4]<stdout>:`), which print an empty line so, and
+# behind the timestamp a log shipper puts before every line (CloudWatch, `kubectl logs
+# --timestamps`): a stamp with no message is an empty line too.
+_STAMP = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?:? ?"
+BLANK = (r"^(?:(?:> ?|\(\w*\s*pid=\d+[^()]*\) ?|\[default\d+\]:|\[\d+,\d+\]<std(?:out|err)>: ?|" + _STAMP
+         + r"|[\w.-]*\d[\w.-]*: ?)+)?\s*$")
 ANSI = r"\x1b\[[0-9;?]*[A-Za-z]"
 HASH_BLOCK = 1 << 20
 DRAIN_BLOCK = 8 << 20

@@ -181,6 +181,18 @@ def test_blank_lines_forced_to_any_format_are_counted_blank(tmp_path, name):
     assert json.loads(out)["sources"][0]["blank"] == 3
 
 
+def test_wrapper_prefixes_with_nothing_after_them_are_blank(tmp_path):
+    """An empty line as Open MPI (`[1,4]<stdout>:`) and a log shipper that stamps every line
+    (CloudWatch, `kubectl logs --timestamps`) print it: blank, not unparsed."""
+    path = tmp_path / "nccl.log"
+    path.write_text("[1,4]<stdout>:\n"
+                    "2024-05-01T10:00:00.123Z: [1,12]<stdout>:\n"
+                    "2024-05-01T10:00:00.456Z\n"
+                    "node01:5325:5337 [0] NCCL INFO NCCL version 2.18.1+cuda12.1\n")
+    src = la.ingest([path], run="r", store=tmp_path / "s").sources[0]
+    assert (src.lines, src.blank, src.unparsed) == (4, 3, 0)
+
+
 def test_bad_utf8_is_replaced_with_a_warning(tmp_path):
     path = tmp_path / "bad.log"
     path.write_bytes(LINES[0].encode() + b" \xff\xfe\n")
