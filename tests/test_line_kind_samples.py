@@ -26,8 +26,9 @@ KINDS = [
 ]
 
 
-def frame_of(lines: tuple[str, ...]) -> pl.DataFrame:
+def frame_of(samples: tuple[str, ...]) -> pl.DataFrame:
     """The frame ingest hands a parser: numbered, unwrapped lines with the raw text kept."""
+    lines = [line for sample in samples for line in sample.split("\n")]
     raw = pl.DataFrame({"line_no": range(1, len(lines) + 1), "raw": list(lines)},
                        schema={"line_no": pl.Int64, "raw": pl.String})
     return unwrap(raw.with_columns(text=pl.col("raw")), 2026)
@@ -37,8 +38,9 @@ def frame_of(lines: tuple[str, ...]) -> pl.DataFrame:
 def test_kind_samples_are_claimed_by_the_kind(fmt, kind):
     assert kind.samples, f"{fmt.name}.{kind.name} has no sample lines"
     got = parse(fmt, frame_of(kind.samples), Context(source="samples", year=2026, base_date="2026-01-01"))
-    assert got.claimed.all(), [s for s, c in zip(kind.samples, got.claimed) if not c]
-    assert sum(got.lines.values()) == len(kind.samples)
+    lines = [line for sample in kind.samples for line in sample.split("\n")]
+    assert got.claimed.all(), [s for s, c in zip(lines, got.claimed) if not c]
+    assert sum(got.lines.values()) == len(lines)
     kinds = {k for table in got.tables.values() for k in table["kind"].unique().to_list()}
     assert kinds == {kind.name}
 

@@ -66,7 +66,7 @@ def test_sglang_as_data_is_the_same_declaration():
     assert expectations(data) == expectations(sglang.FORMAT) and any(expectations(data))
     assert [k.name for k in data.kinds if k.handler] == [
         "server_args", "scheduler_limits", "spec_reset",
-        "attention_backend", "mem_fraction", "kv_cache_dtype", "chat_template"]
+        "attention_backend", "mem_fraction", "kv_cache_dtype", "chat_template", "other"]
 
 
 def test_sglang_as_data_checks_its_samples_like_the_builtin():
@@ -268,7 +268,7 @@ def test_check_command_exit_codes(tmp_path):
     (('"int"', '"integer"'), "kinds.count.types.n: unknown type 'integer' (types: str, int, float"),
     (('table = "events"', 'table = "evnets"'), "kinds.count.table: no table 'evnets' (tables: "),
     (('pack = "fields"', 'pack = "fields"\nhandler = { name = "magic" }'),
-     "kinds.count.handler.name: unknown handler 'magic' (handlers: repr_dump, key_equals_value, config_value)"),
+     "kinds.count.handler.name: unknown handler 'magic' (handlers: repr_dump, key_equals_value, config_value, severity_from_level)"),
     (('pack = "fields"', 'pack = "fields"\nhandler = { name = "repr_dump", colour = "red" }'),
      "kinds.count.handler: bad arguments for repr_dump"),
     (('pack = "fields"\n', ''), "kinds.count: column 'n' is not in table events"),

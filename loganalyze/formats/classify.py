@@ -23,6 +23,8 @@ def _needle_expr(kind: LineKind) -> pl.Expr:
         hit = hit & pl.col("msg").str.contains(kind.match)
     if kind.levels:
         hit = hit & pl.col("level").is_in(kind.levels)
+    if kind.logged:
+        hit = hit & pl.col("logged")
     return hit
 
 
@@ -52,7 +54,7 @@ def classify_rows(fmt: LogFormat, frame: pl.DataFrame) -> pl.Series:
         ids = ids.scatter(found.filter(code), -1)
     present = set(ids.unique().to_list())
     for at, k in enumerate(kinds):
-        if at not in present or not (k.match or k.levels):
+        if at not in present or not (k.match or k.levels or k.logged):
             continue
         rows = (ids == at).arg_true()
         test = pl.lit(True)
@@ -60,8 +62,10 @@ def classify_rows(fmt: LogFormat, frame: pl.DataFrame) -> pl.Series:
             test = test & pl.col("msg").str.contains(k.match)
         if k.levels:
             test = test & pl.col("level").is_in(k.levels)
+        if k.logged:
+            test = test & pl.col("logged")
         # A test that gives null (a line with no level, under a level filter) turns no line away.
-        tested = frame.select("msg", *(["level"] if k.levels else []))[rows]
+        tested = frame.select("msg", *(["level"] if k.levels else []), *(["logged"] if k.logged else []))[rows]
         away = rows.filter(~tested.select(test.fill_null(True)).to_series())
         if away.len():
             again = ids_of.first(at + 1, away)

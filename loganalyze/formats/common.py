@@ -22,6 +22,16 @@ def stats_kind(name: str, phase: str, needle, match: str, samples: tuple[str, ..
 I, F = pl.Int64, pl.Float64
 
 
+def severity_from_level(default: str = "info"):
+    """Handler for the catch-all kinds: an event as severe as the level its line was logged
+    at (`default` where the line has none), so a format file can say it as data."""
+
+    def handle(rows: pl.DataFrame) -> pl.DataFrame:
+        return rows.with_columns(severity=pl.col("level").str.to_lowercase().fill_null(default))
+
+    return handle
+
+
 def fraction(percent: pl.Expr) -> pl.Expr:
     """A percentage as a fraction, rounded to 10 places: polars divides one row exactly and
     many rows by the reciprocal, so 57% would read 0.57 in one batch and 0.5700000000000001

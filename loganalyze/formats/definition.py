@@ -22,6 +22,7 @@ import polars as pl
 import regex
 
 from loganalyze.errors import LoganalyzeError
+from loganalyze.formats.common import severity_from_level
 from loganalyze.formats.config import config_value, key_equals_value, repr_dump
 from loganalyze.formats.registry import Registry
 from loganalyze.formats.spec import Handler, Key, LineKind, LogFormat, Sample, TsFormat
@@ -38,13 +39,14 @@ PREFIX_COLUMNS = {"ts", "msg"} | set(COMMON)
 FORMAT_FIELDS = ("name", "description", "releases", "prefix", "detect", "timestamps", "versions", "embeddable",
                  "gate", "hash_lines", "record_start", "record_marks", "tables", "keysets", "kinds")
 KIND_FIELDS = ("name", "table", "needle", "match", "pattern", "types", "keys", "key_sep", "extra", "rewrites", "pack",
-               "message", "const", "continuation", "orphan", "levels", "fallback", "handler", "samples")
+               "message", "const", "continuation", "orphan", "levels", "logged", "fallback", "handler", "samples")
 _REQUIRED = object()
 
 
 # The handlers a data file may name, each a factory taking the arguments given in the file.
 HANDLERS: dict[str, Callable[..., Handler]] = {
     "repr_dump": repr_dump, "key_equals_value": key_equals_value, "config_value": config_value,
+    "severity_from_level": severity_from_level,
 }
 
 
@@ -267,11 +269,11 @@ def _kind(r: _Reader, where: str, data: object, keysets: dict, tables: dict) -> 
         types={c: r.dtype(t, _at(_at(where, "types"), c)) for c, t in types.items()},
         keys=keys, key_sep=r.text(d, "key_sep", where, ": "), extra=r.flag(d, "extra", where),
         rewrites=tuple(rewrites), pack=r.text(d, "pack", where, None), message=r.flag(d, "message", where),
-        const=const, levels=r.texts(d, "levels", where),
+        const=const, levels=r.texts(d, "levels", where), logged=r.flag(d, "logged", where),
         fallback=r.flag(d, "fallback", where), handler=_handler(r, d, where), samples=_samples(r, d, where),
         **optional_patterns,
     )
-    if not kind.needle:
+    if not kind.needle and not kind.fallback:  # a catch-all takes what is left, whatever it holds
         r.fail(_at(where, "needle"), "empty: give the text every line of this kind contains")
     if kind.types and not kind.pattern:
         r.fail(_at(where, "types"), "types given but no pattern whose groups they type")

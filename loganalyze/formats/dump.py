@@ -32,6 +32,7 @@ DATA_HANDLERS: dict[str, dict[str, dict[str, str]]] = {
         "mem_fraction": {"name": "config_value", "key": "mem_fraction_static", "origin": "server"},
         "kv_cache_dtype": {"name": "config_value", "key": "kv_cache_dtype", "origin": "model_runner"},
         "chat_template": {"name": "config_value", "key": "chat_template_content_format", "origin": "server"},
+        "other": {"name": "severity_from_level", "default": "info"},
     },
 }
 

@@ -121,7 +121,8 @@ def parse(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> Parsed:
         if kind.message:
             good = good.with_columns(message=pl.col("body"))
         tables.setdefault(kind.table, []).append(
-            good.drop("text", "msg", "body", "ok", "owner", "cont", "cont_lines", "wrap_ts", "wrapped", strict=False)
+            good.drop("text", "msg", "body", "ok", "owner", "cont", "cont_lines", "wrap_ts", "wrapped", "logged",
+                      strict=False)
         )
     taken = pl.concat(claimed_rows) if claimed_rows else frame.select(keys).clear()
     claimed_lines = taken["line_no"]

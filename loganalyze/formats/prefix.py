@@ -234,4 +234,8 @@ def split_prefix(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> pl.DataFr
         out = roll_years(out.with_columns(ts_year=pl.coalesce(by_year)), state)
     else:
         out = out.with_columns(ts_year=pl.lit(None, pl.Datetime("us")))
-    return out.with_columns(ts=pl.coalesce(*dated, "ts_year", "wrap_ts")).drop("ts_raw", "ts_year")
+    out = out.with_columns(ts=pl.coalesce(*dated, "ts_year", "wrap_ts")).drop("ts_raw", "ts_year")
+    if any(k.logged for k in fmt.kinds):  # what the `logged` kinds take (loganalyze/formats/spec.py)
+        level = pl.col("level").is_not_null() if "level" in out.columns else pl.lit(False)
+        out = out.with_columns(logged=pl.col("ts").is_not_null() | level)
+    return out

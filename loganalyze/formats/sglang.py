@@ -11,7 +11,7 @@ from functools import partial
 import polars as pl
 
 from loganalyze.formats.common import (
-    ACCESS, ENGINE_PROCESS_KINDS, PROGRESS, TRACEBACK, UVICORN, UVICORN_WARNING, stats_kind,
+    ACCESS, ENGINE_PROCESS_KINDS, PROGRESS, TRACEBACK, UVICORN, UVICORN_WARNING, severity_from_level, stats_kind,
 )
 from loganalyze.formats.config import config_value, explode_pairs, key_equals_value, repr_dump
 from loganalyze.formats.spec import Key, LineKind, LogFormat, Sample, TsFormat
@@ -25,8 +25,9 @@ PREFIX = (
     r"^(?:\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?|\d\d:\d\d:\d\d(?:\.\d+)?)"
     r"(?: (?P<rank>(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+(?: (?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+)*))?\] )?"
     # 0.5.8+ may print `INFO server_args.py:1819: ` (a relative file: an absolute path there is
-    # Python's warnings module, `/site-packages/x.py:12: UserWarning: `, behind some leader).
-    r"(?:(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.-][\w./-]*\.py:\d+: )?"
+    # Python's warnings module, `/site-packages/x.py:12: UserWarning: `, behind some leader);
+    # its level alone where a leader took the header up to it (`> [2026-02-14 15:21:27] INFO `).
+    r"(?:(?:(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) )?[\w.-][\w./-]*\.py:\d+: )?"
     r"(?:\[gpu(?:_id)?=(?P<gpu>\d+)\] )?"
     r"(?P<msg>.*)$"
 )
@@ -357,6 +358,17 @@ KINDS = (
     *ENGINE_PROCESS_KINDS,
     ACCESS,
     TRACEBACK,
+    # Any other line a logger wrote (a timestamp or a level: SGLang's `[timestamp]` header,
+    # or a collector's) that no kind took: an event of its level (info where none is
+    # printed), the message kept: LoRA and backend notices, JIT compiles, deprecations.
+    # Print output without a collector's stamp stays unparsed.
+    LineKind(
+        name="other", table="events", needle="", match=r"\S", logged=True, fallback=True, message=True,
+        handler=severity_from_level(),
+        samples=(Sample("[2025-06-15 07:28:32] Using triton as backend of LoRA kernels.", severity="info"),
+                 Sample("[2026-02-14 15:21:27] INFO server_args.py:2854: Set soft_watchdog_timeout since in CI",
+                        severity="info")),
+    ),
 )
 
 # max_running_requests that SGLang sets under speculative decoding when the flag is not

@@ -83,6 +83,9 @@ class LineKind:
     orphan: str | None = None
     # Only lines whose prefix `level` is one of these.
     levels: tuple[str, ...] = ()
+    # Only lines a logger wrote: a timestamp or a level, in the format's prefix or a
+    # leader's (print output and bare text have neither).
+    logged: bool = False
     # Tried last, on lines that no other kind and no continuation took.
     fallback: bool = False
     handler: Handler | None = None

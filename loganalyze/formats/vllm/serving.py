@@ -9,16 +9,12 @@ from dataclasses import replace
 import polars as pl
 
 from loganalyze.formats.common import (
-    ENGINE_PROCESS_KINDS, TRACEBACK, TRACEBACK_CONTINUATION,
+    ENGINE_PROCESS_KINDS, TRACEBACK, TRACEBACK_CONTINUATION, severity_from_level,
 )
 from loganalyze.formats.spec import LineKind, Sample
 from loganalyze.formats.vllm.lines import event
 
 I, F = pl.Int64, pl.Float64
-
-def _severity_from_level(rows: pl.DataFrame) -> pl.DataFrame:
-    return rows.with_columns(severity=pl.col("level").str.to_lowercase())
-
 
 KV_INSUFFICIENT = (
     r"(?:.*?max seq len \((?P<max_model_len>\d+)\))?"
@@ -205,11 +201,16 @@ KINDS = (
         '(RayWorkerWrapper pid=67451, ip=10.0.0.1) ERROR 06-25 15:28:30 worker_base.py:148]   File "/x/worker.py", '
         "line 162, in determine_num_available_blocks",
     )),
+    # Any other line vLLM printed with its own header: an event of its level, the message kept
+    # (warm-ups, backends chosen, cache directories: vllm/135 and 138 of hold-out 5). A header
+    # with nothing after it is no event (a banner's blank first line).
     LineKind(
-        name="other", table="events", needle="", levels=("WARNING", "ERROR", "CRITICAL"), fallback=True,
-        message=True, handler=_severity_from_level,
+        name="other", table="events", needle="", levels=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
+        fallback=True, match=r"\S", message=True, handler=severity_from_level(),
         samples=("(APIServer pid=1391815) WARNING 08-19 14:58:41 [__init__.py:1635] Default sampling parameters have "
-                 "been overridden by the model's Hugging Face generation config.",),
+                 "been overridden by the model's Hugging Face generation config.",
+                 "(EngineCore pid=7476) INFO 07-25 13:42:38 [qwen_triton_warmup.py:372] Warming up Qwen Triton kernels "
+                 "for model_type=qwen3_5_text."),
     ),
 )
 

@@ -211,8 +211,12 @@ KINDS = (
         continuation=r"^(?:(?:num_drafts|num_draft_tokens|num_accepted_tokens|mean acceptance length): [\d.]+"
                      r"|-{10,}|acceptance at token \d+: ?[\d.]+)$",
         orphan=r"^(?:-{10,}|mean acceptance length: [\d.]+)$", handler=_offline_summary,
-        samples=("total_num_output_tokens: 68596", "num_drafts: 20468", "num_draft_tokens: 204680",
-                 "num_accepted_tokens: 48266", "mean acceptance length: 3.36", "-" * 50,
-                 "acceptance at token 0: 0.71", "acceptance at token 1: 0.50"),
+        # One sample, the whole block: its lines alone are no summary (and behind a logging
+        # leader, the fallback's events).
+        samples=(Sample("\n".join(("total_num_output_tokens: 68596", "num_drafts: 20468", "num_draft_tokens: 204680",
+                                   "num_accepted_tokens: 48266", "mean acceptance length: 3.36", "-" * 50,
+                                   "acceptance at token 0: 0.71", "acceptance at token 1: 0.50")),
+                        drafts=20468, drafted=204680, accepted=48266, mean_accept_len=3.36,
+                        per_position=[0.71, 0.5], accept_rate=48266 / 204680),),
     ),
 )
