@@ -75,6 +75,10 @@ SWA_REWRITES = (
 )
 
 
+# Where a stats message starts: the message itself, or behind a header bracket that SGLang's
+# prefix does not know (a fork's logger: `INFO 8900 [ DP15 TP15 EP15 scheduler_metrics_mixin.py:222] `).
+AFTER_HEADER = r"(?:^|\] )"
+
 _stats = partial(stats_kind, keys=STATS_KEYS, rewrites=SWA_REWRITES)
 
 
@@ -96,7 +100,7 @@ def _spec_reset(rows: pl.DataFrame) -> pl.DataFrame:
 GB = {"avail_mem_gb": F, "mem_usage_gb": F, "elapsed_s": F}
 
 KINDS = (
-    _stats("decode_stats", "decode", "Decode batch", r"^Decode batch(?: \[\d+\])?[.,]", (
+    _stats("decode_stats", "decode", "Decode batch", rf"{AFTER_HEADER}Decode batch(?: \[\d+\])?[.,]", (
         Sample("Decode batch, #running-req: 3, #token: 266624, token usage: 0.43, accept len: 1.67, accept rate: 0.13, "
                "pre-allocated usage: 0.22, #prealloc-req: 0, #transfer-req: 1, #retracted-req: 0, cuda graph: True, "
                "gen throughput (token/s): 183.10, #queue-req: 0",
@@ -109,7 +113,7 @@ KINDS = (
     _stats("decode_stats_v01", "decode", "#running-req", r"^#running-req: \d+, #token: ", (
         "#running-req: 5, #token: 1000, token usage: 0.10, #queue-req: 0",
     )),
-    _stats("prefill_stats", "prefill", ("Prefill batch", "Prefil batch"), r"^(?:Prefill|Prefil) batch", (
+    _stats("prefill_stats", "prefill", ("Prefill batch", "Prefil batch"), rf"{AFTER_HEADER}(?:Prefill|Prefil) batch", (
         Sample("Prefill batch. #new-seq: 1, #new-token: 75, #cached-token: 0, cache hit rate: 0.00%, token usage: 0.01, "
                "#running-req: 1, #queue-req: 62",
                cache_hit_rate=0.0, cached_tokens=0, new_seq=1, new_tokens=75, queued=62, running=1, token_usage=0.01),
