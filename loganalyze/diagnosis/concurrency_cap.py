@@ -71,12 +71,13 @@ def find(ctx: Case) -> list[Finding]:
     confidence = ("medium" if s["cap_source"] in ("speculative default", "default of some release")
                   else "high" if s["cap_source"] != "inferred"
                   else "medium" if s["cap_rows"] >= FEW_ROWS else "low")
-    if s["decode_rows"] < FEW_INTERVALS:
+    severity = "critical" if capped >= CRITICAL_CAPPED or (s["queue_max"] or 0) >= s["cap"] else "warning"
+    if s["decode_rows"] < FEW_INTERVALS:  # a few lines show a cap, not how much of the run it held back
         verdict += _few_rows(timeline, s)
-        confidence = LOWER[confidence]
+        confidence, severity = LOWER[confidence], "warning"
     return [Finding(
         id="concurrency-cap",
-        severity="critical" if capped >= CRITICAL_CAPPED or (s["queue_max"] or 0) >= s["cap"] else "warning",
+        severity=severity,
         title=f"Concurrency capped at {s['cap']}" + (" by the speculative-decoding reset" if reset else ""),
         verdict=verdict + sweep_text,
         impact=float(wait_share),
