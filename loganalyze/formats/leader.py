@@ -79,7 +79,8 @@ LEADER = f"^(?:{COMMENT})?" + LEADER_NO_COMMENT[1:-1] + "*"
 # regex (uvicorn's `INFO:     127.0.0.1...`, most lines of a busy vLLM log, must not).
 START = (rf"^(?:\^C|>|# |\*\*|`|[IWEF]\d{{4}}|\[|\d\d[-:]\d|\d{{4}}-|\d{{1,3}}-\d\d-|-\d\d-\d\d |1\d{{9}}\.|\d{{1,7}} \[|\d{{1,3}}%\||(?:{MONTHS}) "
          rf"|(?:{LEVELS})(?:[ \]|]|:[A-Za-z_])|[A-Za-z_]\w*(?:\.\w+)+ *[-|]|{LOGGER_COLON}|[A-Za-z_][\w-]* - |\(\w*\s*pid=|[A-Za-z_]\w* pid=\d)")
-SUFFIX = r"(?:\s+\([\w./-]+\.py:\d+\)|\*\*|`{1,3})$"
+# Ray's log deduplication ends a line it folded with ` [repeated 4x across cluster]`.
+SUFFIX = r"(?:\s+\([\w./-]+\.py:\d+\)|\*\*|`{1,3}| \[repeated \d+x across cluster\])$"
 # An indented `function (file.py:N)` and nothing else is a py-spy stack frame, whose
 # location is the frame's, not a logging suffix.
 PYSPY_FRAME = r"^\s+(?:[A-Za-z_][\w.]*|<\w+>) \([\w./<>-]+\.py:\d+\)$"
@@ -116,8 +117,9 @@ def _glog_stamp(stamp: pl.Series) -> pl.Series:
 
 
 def strip_suffix(text: pl.Series) -> pl.Series:
-    """The lines without a `(file.py:N)` or `**` at their end."""
-    if not (text.str.ends_with(")") | text.str.ends_with("**") | text.str.ends_with("`")).any():
+    """The lines without a `(file.py:N)`, `**` or Ray's `[repeated Nx across cluster]` at their end."""
+    if not (text.str.ends_with(")") | text.str.ends_with("**") | text.str.ends_with("`")
+            | text.str.ends_with(" across cluster]")).any():
         return text
     return pl.select(pl.when(text.str.contains(PYSPY_FRAME)).then(text).otherwise(text.str.replace(SUFFIX, ""))
                      ).to_series().alias(text.name)

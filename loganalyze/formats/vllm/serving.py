@@ -40,13 +40,17 @@ KINDS = (
            ("INFO 02-05 04:53:20 async_llm_engine.py:111] Finished request cmpl-672a8058f6cb4d1d8f5ba5397af93575.",),
            match=r"^(?:Finished|Added|Aborted) request"),
     # Warnings and errors a diagnosis uses.
-    event("preemption", "is preempted by PreemptionMode.",
-           r"Sequence group (?P<request_id>\S+) is preempted by PreemptionMode\.(?P<mode>\w+) mode"
+    # `preempted by` since 0.2; 0.6.x printed `preempted in` for a while (vllm/176).
+    event("preemption", ("is preempted by PreemptionMode.", "is preempted in PreemptionMode."),
+           r"Sequence group (?P<request_id>\S+) is preempted (?:by|in) PreemptionMode\.(?P<mode>\w+) mode"
            r"(?:.*total_num_cumulative_preemption=(?P<cumulative>\d+))?", "warning",
            ("WARNING 08-20 10:18:39 scheduler.py:1141] Sequence group 147 is preempted by PreemptionMode.RECOMPUTE "
             "mode because there is not enough KV cache space. This can affect the end-to-end performance. Increase "
             "gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory. "
-            "total_num_cumulative_preemption=1",), types={"cumulative": I}),
+            "total_num_cumulative_preemption=1",
+            "WARNING 09-12 03:14:07 scheduler.py:1089] Sequence group cmpl-71c6c2702c07-0 is preempted in "
+            "PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. total_num_cumulative_preemption=1"),
+           types={"cumulative": I}),
     # V1 (0.8+) logs no preemption when it happens, only the resumption of a request it
     # preempted for KV blocks (vllm/128: LMCache loading its prefix back): one line a preemption.
     event("preempt_resumed", "has been resumed!", r"^Preempted request (?P<request_id>\S+) has been resumed!", "warning",
