@@ -821,7 +821,7 @@ def test_141_a_queue_behind_a_preemption_is_memory_not_a_stall(ingest_one):
     _, run = ingest_one(sample("vllm", "141_"))
     assert table(run, "stats")["queued"].to_list() == [98, 98]
     found = diagnose(run)
-    assert [f.id for f in found] == ["kv-pressure"] and "1 retraction/preemption events" in found[0].verdict
+    assert [f.id for f in found] == ["kv-pressure"] and "1 request(s) retracted or preempted" in found[0].verdict
 
 
 def test_142_ctrl_c_echo_and_uvicorn_waiting_for_background_tasks_are_the_shutdown(ingest_one):

@@ -24,6 +24,7 @@ NEAR_FULL_SHARE = 0.3
 FULL = 0.9
 WAITING_FULL = 2  # intervals with requests waiting on a full cache ...
 WAITING_FULL_SHARE = 0.1  # ... or this share of them
+MANY_EVICTIONS = 5  # fewer are a warning: vLLM's docs call an occasional preemption normal under load
 SCRAPES = kinds("server_scrape")  # AIPerf's JSONL and Parquet: the scrapes over the run (formats/server_metrics.py)
 EVICTION_KINDS = kinds("retraction", "preemption", "preempt_resumed")  # SGLang's "KV cache pool is full. Retract requests." is a retraction; V1 logs a preemption when the request resumes
 COUNTERS = r"^(?:vllm:num_preemptions(?:_total)?|sglang:num_retracted_reqs(?:_total)?)$"
@@ -100,6 +101,15 @@ def _gauge_verdict(g: dict) -> str:
             "at the moments the cache was full is not shown")
 
 
+def _evicted(evictions: pl.DataFrame) -> int:
+    """How many evictions the lines count: vLLM V0's `total_num_cumulative_preemption=87` is
+    a counter (87 preemptions, not one), and it is printed on only some of them."""
+    if evictions.height == 0:
+        return 0
+    total = evictions["fields"].str.json_path_match("$.cumulative").cast(pl.Int64, strict=False).max()
+    return max(evictions.height, total or 0)
+
+
 def find(ctx: Case) -> list[Finding]:
     c = ctx.metrics.get("concurrency")
     gauges = exported_gauges(ctx) if c is None else None
@@ -118,8 +128,8 @@ def find(ctx: Case) -> list[Finding]:
         return []
     full_rows = (waiting if blocked else timeline.filter(pl.col("token_usage") >= FULL)).head(3) \
         if timeline is not None else None
-    count = evictions.height + scraped
-    evicted = (f"; {evictions.height} retraction/preemption events" if evictions.height else "") + (
+    count = _evicted(evictions) + scraped
+    evicted = (f"; {_evicted(evictions)} request(s) retracted or preempted" if evictions.height else "") + (
         f"; {scraped} preemptions counted in /metrics" if scraped else "")
     if blocked:
         evicted += f"; requests waited while the cache was full in {waiting.height} interval(s)"
@@ -130,7 +140,7 @@ def find(ctx: Case) -> list[Finding]:
         evidence_rows.insert(0, full_rows.select("source", "line_no"))
     return [Finding(
         id="kv-pressure",
-        severity="critical" if count else "warning",
+        severity="critical" if count >= MANY_EVICTIONS or (count and near >= NEAR_FULL_SHARE) else "warning",
         title="KV cache full" + (": requests evicted" if count else ""),
         verdict=f"The KV cache is the limit: {usage}{queue}{evicted}." if usage else
                 f"The KV cache is the limit{evicted}; no stats lines, so how full it ran and how many requests "
