@@ -25,6 +25,9 @@ KINDS = kinds("nccl_error", "nccl_test_failure", "hccl_error")
 HCCL = kinds("hccl_error")
 WARN = kinds("nccl_warn")
 TRAIL = kinds("nccl_error_trail")
+RETRY = kinds("nccl_connect_retry")
+# A refused connect is retried while the peer starts; these mean the address cannot be reached.
+UNREACHABLE = r"No route to host|timed out|unreachable"
 # The return-code trail (`transport/net.cc:515 -> 2`) is printed only as an error unwinds, a
 # WARN or not before it (nccl/144: two lines after the socket channels). Codes 1-6 are
 # ncclResult_t's errors (src/nccl.h.in: unhandled cuda, system, internal, invalid argument,
@@ -62,6 +65,11 @@ CAUSES = (
      "on InfiniBand/RoCE between processes (a completion error: link, HCA or fabric)",
      "Check the IB links (`ibstat`, `ibv_devinfo`), NCCL_IB_HCA and the fabric's error counters; rerun nccl-tests "
      "between the two hosts."),
+    (r"connect returned (?:No route to host|Connection timed out|Network is unreachable|Host is unreachable)",
+     "connecting to a peer over TCP: the address NCCL uses is not reachable from this host (its connect was "
+     "retried: no route, or timed out)",
+     "Set NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) to the interface the hosts share, not docker0, veth or "
+     "virbr; check that the master address and the ports are open from every node (firewall, security groups)."),
     (r"Connection closed by remote|Broken pipe|Connection refused|connection abort|Connect to .* failed|[Ss]ocket",
      "on the connection between processes: a peer went away or could not be reached",
      "Find the first process that failed (its log, or an OOM kill): the others lose their peer after it. If it "
@@ -91,7 +99,25 @@ def _failures(ctx: Case) -> pl.DataFrame:
     where = pl.col("fields").str.json_path_match("$.where")
     trail = ctx.events(kind_in(TRAIL) & code.is_in(list(CODES)).fill_null(False)
                        & ~where.str.contains(PROBE).fill_null(False))
-    return pl.concat([errors, warns, trail], how="diagonal_relaxed").unique(["source", "line_no"], maintain_order=True)
+    return pl.concat([errors, warns, trail, _failed_retries(ctx)], how="diagonal_relaxed").unique(
+        ["source", "line_no"], maintain_order=True)
+
+
+def _failed_retries(ctx: Case) -> pl.DataFrame:
+    """Connect retries that failed: the last attempt of the count NCCL allows (`(34/34)`), or an
+    unreachable peer in a file where no communicator completed its init afterwards."""
+    retries = ctx.events(kind_in(RETRY))
+    if retries.height == 0:
+        return retries
+    attempt, attempts = (pl.col("fields").str.json_path_match(f"$.{k}").cast(pl.Int64, strict=False)
+                         for k in ("attempt", "attempts"))
+    comms = ctx.run.table("nccl_comms") if "nccl_comms" in ctx.run.tables() else None
+    done = (comms.filter(pl.col("what") == "init_complete").group_by("source").agg(done_at=pl.col("line_no").max())
+            .collect() if comms is not None else pl.DataFrame(schema={"source": pl.String, "done_at": pl.Int64}))
+    retries = retries.join(done, on="source", how="left")
+    unreachable = pl.col("fields").str.json_path_match("$.reason").str.contains(UNREACHABLE).fill_null(False)
+    later = pl.col("done_at").is_not_null() & (pl.col("done_at") > pl.col("line_no"))
+    return retries.filter((attempt >= attempts).fill_null(False) | (unreachable & ~later)).drop("done_at")
 
 
 def _returned(events: pl.DataFrame) -> tuple[str, str] | None:

@@ -222,6 +222,22 @@ NCCL_EVENTS = (
                         "NCCL developers / '", host="node02", where="common.cu:958",
                         error="internal error - please report this issue to the NCCL developers")),
     ),
+    # A socket connect that NCCL retries: `Call to connect returned Connection timed out,
+    # retrying` (2.4-2.18), `socketPollConnect: connect returned No route to host, retrying
+    # (26/34) after sleep for 2600 msec` (2.19+). INFO, because a peer that starts late is
+    # refused a few times and then connects; the diagnosis decides when it is a failure.
+    LineKind(
+        name="nccl_connect_retry", table="events", needle="connect returned ",
+        match=r"^NCCL INFO (?:socketPollConnect: connect|Call to connect) returned ",
+        pattern=r"returned (?P<reason>[^,]+), retrying(?: \((?P<attempt>\d+)/(?P<attempts>\d+)\))?"
+                r"(?: after sleep for (?P<sleep_ms>\d+) msec)?",
+        types={"attempt": I, "attempts": I, "sleep_ms": I}, rewrites=STRIP, pack="fields", message=True,
+        const={"severity": "warning"}, handler=chain(_process_fields, declared("events")),
+        samples=(Sample("NCCL INFO Call to connect returned Connection timed out, retrying",
+                        reason="Connection timed out"),
+                 Sample("NCCL INFO socketPollConnect: connect returned No route to host, retrying (34/34) after "
+                        "sleep for 3400 msec", reason="No route to host", attempt=34, attempts=34, sleep_ms=3400)),
+    ),
     # `transport.cc:165 -> 2`: the return-code trail NCCL prints as an error unwinds.
     LineKind(
         name="nccl_error_trail", table="events", needle=" -> ", match=ENVELOPE + r"[\w./-]+\.(?:cc|cu|h|cpp):\d+ -> \d+",
