@@ -13,6 +13,8 @@
   the server counted means the output does not round-trip (garbage after ignore_eos, special
   tokens, a tokenizer mismatch), so tokens/s may count tokens no user would see (sample
   sglang/11: 231736 retokenized of 512000).
+* bench-failures (all-failed): the client's own warning that every request failed, where no
+  result counts them: the run measured nothing.
 * bench-failures (client-error-answers): where no result counts failures, the error answers in
   the client's own request lines (httpx's, bench/81): what the server answered, not how many
   requests were lost, since the OpenAI SDK retries.
@@ -41,7 +43,7 @@ from loganalyze.diagnosis.bench_validity import stream_fault
 from loganalyze.diagnosis.client_bottleneck import client_short
 from loganalyze.kinds import kind_in, kinds
 
-USAGE = kinds("client_usage")
+USAGE, ALL_FAILED = kinds("client_usage"), kinds("client_all_failed")
 CLIENT_HTTP, RETRIES = kinds("client_http"), kinds("client_retry")
 
 FAILED_WARNING = 0.01
@@ -328,6 +330,31 @@ def _usage_error(ctx: Case) -> list[Finding]:
     )]
 
 
+def _all_failed(ctx: Case) -> list[Finding]:
+    """The serving client's own warning that no request succeeded (`UserWarning: All requests
+    failed.`, bench/222 of hold-out 9), where no result counts the failures (a paste cut after
+    it, or a result too empty to read): the run measured nothing."""
+    rows = ctx.events(kind_in(ALL_FAILED))
+    if rows.height == 0:
+        return []
+    errors = _client_errors(ctx)
+    said = f" The client's errors: {'; '.join(f'{e} (x{n})' for e, n in errors)}." if errors else ""
+    refused, refused_evidence, status = _server_refusals(ctx)
+    return [Finding(
+        id="bench-failures", severity="critical",
+        title="Every benchmark request failed",
+        verdict=("The benchmark client warned that all its requests failed: no request succeeded, so any "
+                 f"throughput or latency printed after it is empty, not the server's.{said}{refused}"),
+        impact=1.0, impact_text="the benchmark measured nothing",
+        recommendation=(TOO_LONG if status == 400 else
+                        "Check the client's arguments against the server (--backend, --base-url or --host/--port, "
+                        "--model, the dataset path) and that the server was ready; the server's log shows what it "
+                        "answered. Run one request by hand (curl) before rerunning the benchmark."),
+        evidence=ctx.evidence(rows.head(1)) + refused_evidence,
+        metrics={"problem": "all-failed", "warnings": rows.height},
+    )]
+
+
 def _client_crashed(ctx: Case) -> list[Finding]:
     """The client died on a traceback and printed no result (vLLM's benchmark_serving.py with
     a --backend the server does not speak, bench/208 and bench/212 of hold-out 7; one that
@@ -391,12 +418,12 @@ def _client_answers(ctx: Case) -> list[Finding]:
 def find(ctx: Case) -> list[Finding]:
     sweep = ctx.metrics.get("sweep")
     if not sweep:
-        return (_usage_error(ctx) or _client_crashed(ctx)) + _client_answers(ctx)
+        return (_usage_error(ctx) or _all_failed(ctx) or _client_crashed(ctx)) + _client_answers(ctx)
     # One result per level, plus the results of no level: they name none, or print no
     # throughput to rank them by (a block cut short, a run where nearly every request failed).
     levels, results = sweep.frames["levels"], sweep.frames["results"]
     unranked = results.filter(pl.col("c").is_not_null() & ~pl.col("c").is_in(levels["c"].implode()))
     rows = pl.concat([levels, results.filter(pl.col("c").is_null()), unranked.unique("c", keep="last", maintain_order=True)],
                      how="diagonal_relaxed")
-    return (_usage_error(ctx) + _failed(ctx, rows) + _low_concurrency(ctx, rows) + _retokenized(ctx, rows)
+    return (_usage_error(ctx) + (_failed(ctx, rows) or _all_failed(ctx)) + _low_concurrency(ctx, rows) + _retokenized(ctx, rows)
             + _overload(ctx, rows))

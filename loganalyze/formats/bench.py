@@ -68,6 +68,8 @@ MARKS = r"[ *.o#+x-]"
 CHART_ROW = rf"^\s*(?:{Y_VALUE}\s*)?\|(?:{MARKS}{{0,9}}[ *]{MARKS}{{9,}}|{MARKS}{{9,}}[ *]{MARKS}{{0,9}})\|\s*$"
 CHART_MORE = rf"{CHART_ROW}|{CHART_BORDER}|^\s*-?\d+(?:\.\d+)?(?:\s+-?\d+(?:\.\d+)?){{2,}}\s*$"
 
+ALL_FAILED = r"^(?:\S+\.py:\d+: UserWarning: )?All requests failed\. This is likely due to a misconfiguration"
+
 PHASE = (r"^\s*(?P<phase>Starting initial single prompt test run\.\.\.|Initial test run completed\. Starting main benchmark run"
          r"\.\.\.|Skipping initial test run\. Starting main benchmark run\.\.\.|Starting warmup with (?P<warmups>\d+) "
          r"sequences?\.\.\.|Warmup completed with (?P<warmed>\d+) sequences?\. Starting main benchmark run\.\.\."
@@ -209,6 +211,17 @@ KINDS = (
                  "  0.321s; threshold 1%).                                                        ",
                  "  This means that the benchmark was likely bottlenecked by the data generation. "),
     ),
+    # The serving clients' warning when no request succeeded (the calculate_metrics of
+    # sglang.bench_serving and of vLLM's benchmark_serving.py / `vllm bench serve`): Python's
+    # warning line, then the source line that warned, indented, where the formatter prints it
+    # (vLLM's newer one does not). Every request failed: the result, if any follows, is empty.
+    LineKind(
+        name="client_all_failed", table="events", needle="All requests failed",
+        match=ALL_FAILED, continuation=r"^\s+\S", message=True, const={"severity": "error"},
+        samples=("/sglang/benchmark/hicache/bench_serving.py:510: UserWarning: All requests failed. This is likely due "
+                 "to a misconfiguration on the benchmark arguments.",
+                 "  metrics, output_lens = calculate_metrics("),
+    ),
     # The run's phases as vLLM's benchmark_serving.py / `vllm bench serve` and sglang.bench_serving
     # print them (their `benchmark()`): the single-prompt test run or warm-up before the timed
     # requests, the profiler, vLLM's hint when termplotlib is missing (bench/100, bench/108).
@@ -283,7 +296,7 @@ FORMAT = LogFormat(
             result_tables.TEXT_HEAD, result_tables.MD_METRIC, r"^\s*Benchmark\s*\|\s*(?:Start Time|Per Second)\s*\|",
             result_tables.RUN_HEAD, result_tables.SPACED_HEAD, result_tables.HEADLESS_ROW, result_tables.STAT_HEAD_ROW,
             result_tables.KEY_VALUE_HEAD,
-            r"^Successful/total requests: \d+/\d+\s*$", SECTION),
+            r"^Successful/total requests: \d+/\d+\s*$", SECTION, ALL_FAILED),
     versions=(
         (r"^Max reqeuest concurrency:", "sglang 0.4.0-0.4.6"),
         (r"^Total input vision tokens:", "sglang 0.5.4+"),
