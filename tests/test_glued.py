@@ -59,16 +59,17 @@ def _records(fmt: LogFormat) -> list[str]:
     return [r for r in records if pl.Series([r]).str.contains(f"^{glued.TAG}(?:{fmt.record_start})").item()]
 
 
-def _rows_by_line(fmt: LogFormat, lines: list[str]) -> dict[int, list[str]]:
-    """Each line's rows over all tables (fields only, not where they came from), as sorted
-    reprs, from the same dispatch as an ingest."""
+def _rows_by_line(fmt: LogFormat, lines: list[str], message: bool = True) -> dict[int, list[str]]:
+    """Each line's rows over all tables (fields only, not where they came from, the message
+    text only where `message`), as sorted reprs, from the same dispatch as an ingest."""
     raw = pl.DataFrame({"line_no": range(1, len(lines) + 1), "raw": lines}, schema={"line_no": pl.Int64, "raw": pl.String})
     frame = unwrap(raw.with_columns(text=pl.col("raw")), 2026)
     tables, _ = parse_batch(frame, fmt, Context(source="s", **CTX))
     out: dict[int, list[str]] = {}
     for table, parts in tables.items():
         for df in parts:
-            keep = sorted(c for c in df.columns if c not in PLACE | {"glued"} and not c.endswith("_right"))
+            keep = sorted(c for c in df.columns if c not in PLACE | {"glued"} | ({"message"} if not message else set())
+                          and not c.endswith("_right"))
             for row, line_no in zip(df.select(keep).to_dicts(), df["line_no"]):
                 out.setdefault(line_no, []).append(f"{table}: {row}")
     return {n: sorted(rows) for n, rows in out.items()}
@@ -90,6 +91,38 @@ def test_every_record_glued_after_another_parses_the_same(fmt, gap):
         if joined.get(2 * i + 1, []) != want:
             wrong.append(f"{(a + gap + b)[:160]}\n  want: {want}\n  got:  {joined.get(2 * i + 1, [])}")
     assert records and not wrong, f"{len(wrong)} glued pairs parse differently:\n" + "\n".join(wrong[:10])
+
+
+# Another writer's output that a record begins in the middle of (sglang/214: the end of
+# Python's `Extension modules:` list).
+OTHER_WRITER = "numpy.random._bounded_integers"
+
+
+@pytest.mark.parametrize("fmt", GLUED, ids=lambda f: f.name)
+def test_a_record_begun_inside_another_writers_output_gives_its_fields(fmt):
+    """A record after text no format reads gives the kinds and fields it gives alone. (A
+    record whose kind a format finds anywhere in a line is read in the first pass, the other
+    writer's text left in its message.)"""
+    records = _records(fmt)
+    alone = _rows_by_line(fmt, [x for r in records for x in (r, SEPARATOR)], message=False)
+    inside = _rows_by_line(fmt, [x for r in records for x in (OTHER_WRITER + r, SEPARATOR)], message=False)
+    own = {n: [r for r in rows if not r.startswith("unparsed: ")] for n, rows in inside.items()}  # the other writer's
+    wrong = [f"{(OTHER_WRITER + r)[:160]}\n  want: {alone.get(2 * i + 1)}\n  got:  {own.get(2 * i + 1)}"
+             for i, r in enumerate(records) if own.get(2 * i + 1) != alone.get(2 * i + 1)]
+    assert records and not wrong, f"{len(wrong)} records parse differently:\n" + "\n".join(wrong[:10])
+
+
+def test_an_interleaved_line_keeps_the_other_writers_text_unparsed(tmp_path):
+    """sglang/214: SGLang's `Received sigquit` begins inside a faulthandler frame (whose
+    function name goes on the next line), the scheduler's exception after Python's module
+    list. The frame stays the dump's, the list is its own record (a fatal error's), and the
+    exception takes the traceback below it."""
+    src = la.ingest([REAL / "sglang" / "214_eagle3-sigquit-interleaved-scheduler-exception.log"], run="r",
+                    store=tmp_path).sources[0]
+    assert src.lines - src.blank == sum(src.lines_by_table.values()) and src.glued == {"events": 2}
+    events = la.open_run("r", tmp_path).table("events").collect().sort("line_no", "span")
+    assert events.select("line_no", "kind", "span").rows() == [
+        (1, "stack_dump", 2), (2, "child_failed", 1), (5, "fatal_error", 1), (5, "exception", 8)]
 
 
 @pytest.mark.parametrize("fmt", [f for f in GLUED if f.name in STATS_START], ids=lambda f: f.name)
@@ -165,7 +198,7 @@ def test_a_start_with_nothing_after_it_stays_with_the_next():
 def test_lines_without_a_mark_twice_are_not_searched():
     line = "INFO 01-25 11:26:53 [loggers.py:1] Avg prompt throughput: 0.0 tokens/s, Running: 1 reqs"
     frame = pl.DataFrame({"line_no": [1], "raw": [line], "text": [line]})
-    assert glued.split(frame, (r"Running", (".py:",)))["glued"].to_list() == [0]
+    assert glued.split(frame, glued.Starts(r"Running", (".py:",), None))["glued"].to_list() == [0]
 
 
 def test_records_of_one_line_are_claimed_one_by_one(tmp_path):

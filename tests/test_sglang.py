@@ -339,7 +339,8 @@ def test_133_ucx_signal_report_is_a_native_crash_with_its_libraries(ingest_one):
     ev = run.table("events").filter(pl.col("kind") == "native_signal").collect()
     assert json.loads(ev["fields"][0]) == {
         "host": "node01", "pid": 12796, "tid": 13303, "signal": 11, "signal_name": "Segmentation fault",
-        "detail": "invalid permissions for mapped object at address 0x7fbd60001400"}
+        "detail": "invalid permissions for mapped object at address 0x7fbd60001400", "abseil_signal": None,
+        "cpu": None}
     access = run.table("events").filter(pl.col("kind") == "aiohttp_access").collect()
     assert json.loads(access["fields"][0]) == {
         "client": "127.0.0.1", "method": "GET", "path": "/route?engine_rank=0", "status": 200, "bytes": "262"}

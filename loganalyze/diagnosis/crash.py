@@ -74,6 +74,8 @@ def find(ctx: Case) -> list[Finding]:
         verdict = _engine_died(first, after.filter(here & (pl.col("line_no") > first["line_no"])), before.height)
     elif first["kind"] == "native_signal":
         verdict = _native(first)
+    elif first["kind"] == "fatal_error":
+        verdict = _fatal(first, rows.height)
     else:
         verdict = f"{rows.height} traceback(s); the first, in {_where(first['message'] or '')}: {_error(first)}."
     native = first["kind"] == "native_signal"
@@ -101,13 +103,29 @@ def _native(row: dict) -> str:
     f = json.loads(row["fields"] or "{}")
     message = row["message"] or ""
     libs = dict.fromkeys(re.findall(r"/(lib[A-Za-z_]+?)(?:-[0-9a-f]{8})?\.so", message))
-    symbols = dict.fromkeys(re.findall(r"\((\w+)\+0x", message))
+    # UCX's `lib.so(symbol+0x294)`, abseil's `@ 0x79bbf20969fc  (unknown)  pthread_kill`.
+    symbols = dict.fromkeys(a or b for a, b in re.findall(r"\((\w+)\+0x|@ +0x[0-9a-f]+ +\S+ +(\w+)$", message, re.M))
     detail = f": {f['detail']}" if f.get("detail") else ""
+    signal = (f"signal {f.get('signal')} ({f.get('signal_name')}{detail})" if f.get("signal") is not None
+              else f.get("abseil_signal") or "a signal")
     trace = (f"; its backtrace runs through {', '.join(libs)}" + (f" ({', '.join(symbols)})" if symbols else "")
-             if libs else "; no backtrace follows in the log")
-    return (f"A process{' (pid ' + str(f['pid']) + ')' if f.get('pid') else ''} died of signal {f.get('signal')} "
-            f"({f.get('signal_name')}{detail}), reported by a native library's signal handler{trace}: a crash in "
+             if libs else f"; its backtrace names {', '.join(symbols)}" if symbols else "; no backtrace follows in the log")
+    return (f"A process{' (pid ' + str(f['pid']) + ')' if f.get('pid') else ''} died of "
+            f"{signal}, reported by a native library's signal handler{trace}: a crash in "
             "native code, not a Python exception.")
+
+
+def _fatal(row: dict, errors: int) -> str:
+    """Python's report of a fatal error: `Fatal Python error: Aborted`, or only the
+    `Extension modules:` list that ends it where a paste cut the line that names the error."""
+    error = json.loads(row["fields"] or "{}").get("error")
+    said = (f"`Fatal Python error: {error[:120]}`" if error else
+            "Python's fatal-error report (the `Extension modules:` list it prints last; the line that names the "
+            "error is not in the log)")
+    others = f"; {errors - 1} other error(s) follow" if errors > 1 else ""
+    return (f"A process died of a fatal error: {said}. Python prints this on a fatal signal (a segmentation fault, "
+            f"an abort from native code such as a CUDA or NCCL failure) or an unrecoverable interpreter error, with the "
+            f"stack of each thread above it{others}.")
 
 
 def _error(row: dict) -> str:

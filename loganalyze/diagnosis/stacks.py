@@ -4,7 +4,9 @@ A faulthandler or py-spy dump (events of kind `stack_dump`, loganalyze/formats/c
 when a process is stuck: by SGLang's watchdog, by faulthandler's timer, or by a user who
 ran py-spy. It is not a crash. Its main thread's innermost frames say where the process
 waits; docs/findings.md (hang) has the rule. A dump printed right after a `Fatal Python
-error` line is where a process died instead: that one is the crash's (crash.py).
+error` line, or right before the `Extension modules:` list that ends Python's fatal-error
+report (a paste cut above its first line), is where a process died instead: that one is
+the crash's (crash.py).
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ WAITS = (
     ("waiting on a lock or condition held by another thread", r"\bacquire\b|threading\.py\S* line \d+ in wait|wait \(threading\.py"),
 )
 HELPER_THREAD = r"_bootstrap \(threading\.py|threading\.py\", line \d+ in _bootstrap"
+# A parent that waits for its child processes (SGLang's DP controller and launcher, in
+# multiprocessing's join): idle by design, so its dump says nothing is stuck in it
+# (sglang/211: the DP controller's watchdog dumped it while its ranks kept decoding).
+CHILDREN = r"popen_fork|\bwait4\b|\bwaitpid\b|join \(multiprocessing/process\.py|process\.py\", line \d+ in join"
 FRAME = re.compile(r'^\s+File "(?:[^"]*/)?([^"/]+)", line (\d+) in (\S+)$|^\s+(\S.*?) \(([^()\s]+)\)$', re.M)
 
 
@@ -71,11 +77,16 @@ def dumps(ctx: Case) -> pl.DataFrame:
     rows = ctx.events(kind_in(DUMP + FATAL) | (pl.col("severity") == "critical"))
     if rows.height == 0:
         return rows
-    # The event before each dump that is not a dump: a fatal error there means it is the crash's.
-    marks = rows.with_columns(before=pl.when(~kind_in(DUMP)).then(pl.col("kind")))
-    marks = marks.with_columns(before=pl.col("before").shift(1).forward_fill().over("source"))
+    # The events around each dump that are not dumps: a fatal error before it, or the module
+    # list of a fatal error's report after it, means it is the crash's.
+    # (The first fatal error after a dump, whatever is printed between: another process's
+    # output interleaves with a dying one's, sglang/214.)
+    other = pl.when(~kind_in(DUMP)).then(pl.col("kind"))
+    module_list = pl.when(kind_in(FATAL)).then(pl.col("fields").str.json_path_match("$.error").is_null())
+    marks = rows.with_columns(before=other.shift(1).forward_fill().over("source"),
+                              after=module_list.shift(-1).backward_fill().over("source"))
     out = marks.filter(kind_in(DUMP) & ~pl.col("before").fill_null("").is_in(list(FATAL))
-                       & ~ctx.by_client()).drop("before")
+                       & ~pl.col("after").fill_null(False) & ~ctx.by_client()).drop("before", "after")
     # One dump is a run of thread blocks, one line after the other (a blank line between):
     # the rank its header names (SGLang's `[... TP6] Pyspy dump for PID`) is every block's.
     gap = pl.col("line_no") - (pl.col("line_no") + pl.col("span").fill_null(1)).shift(1).over("source")
@@ -85,7 +96,8 @@ def dumps(ctx: Case) -> pl.DataFrame:
 
 def stuck(rows: pl.DataFrame) -> Stuck | None:
     """The main thread of the dumps in `rows`: py-spy's MainThread, else the first thread not
-    started by `threading` (faulthandler does not name threads), else the first thread."""
+    started by `threading` (faulthandler does not name threads), else the first thread; none
+    where every such thread is a parent waiting for its children (CHILDREN)."""
     if rows.height == 0:
         return None
     fields = rows["fields"].str.json_decode(pl.Struct({"thread": pl.String, "thread_name": pl.String,
@@ -97,7 +109,11 @@ def stuck(rows: pl.DataFrame) -> Stuck | None:
     helper = threads["message"].str.contains(HELPER_THREAD)
     main = threads.filter(pl.col("thread_name") == "MainThread")
     main = main if main.height else threads.filter(~helper)
-    r = (main if main.height else threads).row(0, named=True)
+    main = main if main.height else threads
+    working = main.filter(~pl.col("message").str.contains(CHILDREN))
+    if working.height == 0:
+        return None
+    r = working.row(0, named=True)
     found = frames(r["message"])
     text = "\n".join(found)
     waits = next((what for what, pattern in WAITS if re.search(pattern, text)), None)

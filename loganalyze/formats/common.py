@@ -109,7 +109,8 @@ DUMP_THREAD = (
 )
 # faulthandler frames read `File "f.py", line 3 in g` (no comma: a traceback's has one);
 # py-spy's `g (pkg/f.py:3)`, `read (libc.so.6)` with --native, then --locals' blocks.
-DUMP_FRAME = r"[ \t]+File \"[^\"]*\", line \d+ in \S|[ \t]+\S.* \([^()\s]+\)$|[ \t]+<no Python frame>$"
+# A frame whose function name another writer's output cut off ends in `in` (sglang/214).
+DUMP_FRAME = r"[ \t]+File \"[^\"]*\", line \d+ in(?: \S|$)|[ \t]+\S.* \([^()\s]+\)$|[ \t]+<no Python frame>$"
 STACK_DUMP = LineKind(
     name="stack_dump",
     table="events",
@@ -132,41 +133,52 @@ STACK_DUMP = LineKind(
     ),
 )
 
-# faulthandler on a fatal signal: the dump after this line is where the process died.
+# Python's report of a fatal error (faulthandler on a fatal signal, Py_FatalError on an
+# abort): `Fatal Python error: Aborted`, the dump of its threads, then since Python 3.10 the
+# `Extension modules: numpy..., torch._C, ... (total: N)` it had loaded. Either line says the
+# process died; the dump between them is where, and a paste cut above the first line keeps
+# only the dump and the module list (fixtures/real/sglang/220).
 FATAL_ERROR = LineKind(
     name="fatal_error",
     table="events",
-    needle="Fatal Python error: ",
-    pattern=r"Fatal Python error: (?P<error>.+)",
+    needle=("Fatal Python error: ", "Extension modules: "),
+    pattern=r"Fatal Python error: (?P<error>.+)|^Extension modules: .*?(?:\(total: (?P<modules>\d+)\))?$",
+    types={"modules": pl.Int64},
     const={"severity": "critical"},
     pack="fields",
     message=True,
-    samples=("Fatal Python error: Segmentation fault",),
+    samples=(Sample("Fatal Python error: Segmentation fault", error="Segmentation fault"),
+             Sample("Extension modules: numpy.core._multiarray_umath, numpy.core._multiarray_tests, torch._C (total: 3)",
+                    modules=3)),
 )
 
 # UCX's signal handler (the transport library under NIXL, Open MPI and others, ucs/debug/debug.c):
 # `[host:pid:thread:tid] Caught signal 11 (Segmentation fault: <detail>)`, then its backtrace,
 # `==== backtrace (tid: N) ====`, ` 0  /path/libucs.so(ucs_handle_error+0x294) [0x7f...]`, a
-# closing rule. A native crash of the process that printed it.
+# closing rule. Abseil's failure-signal handler (in Ray, gRPC and others that link it):
+# `*** SIGABRT received at time=1718198436 on cpu 25 ***`, then `PC: @ 0x... (unknown) fn` and
+# `    @ 0x...` frames. A native crash of the process that printed it.
 NATIVE_SIGNAL = LineKind(
     name="native_signal",
     table="events",
-    needle="Caught signal ",
-    match=r"^(?:\[[^\]]*\] )?Caught signal \d+ \(",
+    needle=("Caught signal ", " received at time="),
+    match=r"^(?:\[[^\]]*\] )?Caught signal \d+ \(|^(?:\*+ )?SIG[A-Z]+ received at time=\d+",
     pattern=r"^(?:\[(?P<host>[^:\]]+):(?P<pid>\d+):\d+:(?P<tid>\d+)\] )?Caught signal (?P<signal>\d+) "
-            r"\((?P<signal_name>[^:)]+)(?:: (?P<detail>[^)]*))?\)",
-    types={"pid": pl.Int64, "tid": pl.Int64, "signal": pl.Int64},
+            r"\((?P<signal_name>[^:)]+)(?:: (?P<detail>[^)]*))?\)"
+            r"|^(?:\*+ )?(?P<abseil_signal>SIG[A-Z]+) received at time=\d+(?: on cpu (?P<cpu>\d+))?",
+    types={"pid": pl.Int64, "tid": pl.Int64, "signal": pl.Int64, "cpu": pl.Int64},
     const={"severity": "critical"},
     pack="fields",
     message=True,
-    continuation=r"^=+(?: backtrace \(tid: *\d+\) =+)?$|^\s*\d+\s+\S.*\[0x[0-9a-f]+\]$",
+    continuation=r"^=+(?: backtrace \(tid: *\d+\) =+)?$|^\s*\d+\s+\S.*\[0x[0-9a-f]+\]$|^(?:PC: |\s+)@ +0x[0-9a-f]+ ",
     samples=(Sample("\n".join((
         "[node01:12796:1:13303] Caught signal 11 (Segmentation fault: invalid permissions for mapped object at "
         "address 0x7fbd60001400)",
         "==== backtrace (tid:  13303) ====",
         " 0  /usr/lib/libucs.so.0(ucs_handle_error+0x294) [0x7fbec008fba4]")),
         host="node01", pid=12796, tid=13303, signal=11, signal_name="Segmentation fault",
-        detail="invalid permissions for mapped object at address 0x7fbd60001400"),),
+        detail="invalid permissions for mapped object at address 0x7fbd60001400"),
+        Sample("*** SIGABRT received at time=1718198436 on cpu 25 ***", abseil_signal="SIGABRT", cpu=25)),
 )
 
 # HCCL, the collective library of Ascend NPUs (torch_npu's ProcessGroupHCCL, the NCCL of

@@ -37,7 +37,7 @@ FORMAT_NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
 PREFIX_COLUMNS = {"ts", "msg"} | set(COMMON)
 
 FORMAT_FIELDS = ("name", "description", "releases", "prefix", "detect", "timestamps", "versions", "embeddable",
-                 "gate", "hash_lines", "record_start", "record_marks", "tables", "keysets", "kinds")
+                 "gate", "hash_lines", "record_start", "record_marks", "record_header", "tables", "keysets", "kinds")
 KIND_FIELDS = ("name", "table", "needle", "match", "pattern", "types", "keys", "key_sep", "extra", "rewrites", "pack",
                "message", "const", "continuation", "orphan", "levels", "logged", "fallback", "handler", "samples")
 _REQUIRED = object()
@@ -318,6 +318,7 @@ def _format(r: _Reader, data: object) -> UserFormat:
         hash_lines=r.flag(d, "hash_lines", ""),
         record_start=r.pattern(start, "record_start") if (start := r.text(d, "record_start", "", None)) else None,
         record_marks=r.texts(d, "record_marks", ""),
+        record_header=r.pattern(head, "record_header") if (head := r.text(d, "record_header", "", None)) else None,
     )
     return UserFormat(fmt, tables, r.path)
 

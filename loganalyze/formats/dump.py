@@ -159,6 +159,7 @@ def dump(fmt: LogFormat, handlers: Mapping[str, Mapping[str, object]] | None = N
     head += ["hash_lines = true"] if fmt.hash_lines else []
     head += [f"record_start = {_toml(fmt.record_start)}"] if fmt.record_start else []
     head += [f"record_marks = {_toml(list(fmt.record_marks))}"] if fmt.record_marks else []
+    head += [f"record_header = {_toml(fmt.record_header)}"] if fmt.record_header else []
     blocks = ["\n".join(head)]
     for name, columns in (tables or {}).items():
         blocks.append("\n".join([f"[tables.{name}]", *(f"{_toml_key(c)} = {_toml(type_name(t))}"

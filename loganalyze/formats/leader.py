@@ -29,6 +29,9 @@ EPOCH = r"1\d{9}(?:\.\d+)?"
 # glog, the C++ libraries' logging (Mooncake's transfer engine, gRPC): a level letter, the
 # date as MMDD or, in glog 0.7+, YYYYMMDD, the clock, a thread id and file:line.
 GLOG = r"(?P<level__3>[IWEF])(?P<ts__3>(?:\d{4})?\d{4} \d\d:\d\d:\d\d\.\d+) +(?:\d+ +)?[\w./-]+:\d+\] ?"
+# Ray's C++ logging (raylet, core_worker, its signal handler's `logging.cc`): the date and
+# clock in brackets with a level letter, the process and thread ids, then file.cc:N.
+RAY_CPP = rf"\[(?P<ts__4>{ISO}) (?P<level__5>[IWEF]) \d+ \d+\] [\w.-]+\.(?:cc|h):\d+: ?"
 STAMP = rf"(?:{ISO}|{MONTH_DAY}|{SYSLOG}|{CLOCK}|{EPOCH})"
 # Bare, epoch seconds need their fraction: a table row starts with ten digits too (nccl-tests' 1073741824).
 BARE_STAMP = rf"(?:{ISO}|{MONTH_DAY}|{SYSLOG}|{CLOCK}|1\d{{9}}\.\d{{3,}})"
@@ -46,6 +49,7 @@ TOKENS = (
     r"\*\*",  # Markdown emphasis
     r"`{1,3}",  # Markdown code quoting: an inline span or a fence glued to the first line
     GLOG,
+    RAY_CPP,
     rf"\[(?P<ts>{STAMP})\] ?",  # a bracketed timestamp
     rf"(?P<ts__2>{BARE_STAMP})(?: - | *\| ?|\t| )",  # a bare timestamp
     rf"\[?(?P<level>{LEVELS})\]?{SEP}",
@@ -103,9 +107,10 @@ def split(text: pl.Series, comments: bool = True) -> pl.DataFrame:
     groups, lead = _leads(text, comments)
     return pl.DataFrame({
         "lead": lead,
-        "lead_ts": groups["ts"].fill_null(groups["ts__2"]).fill_null(_glog_stamp(groups["ts__3"])),
+        "lead_ts": groups["ts"].fill_null(groups["ts__2"]).fill_null(_glog_stamp(groups["ts__3"]))
+        .fill_null(groups["ts__4"]),
         "lead_level": groups["level"].fill_null(groups["level__2"]).fill_null(groups["level__3"])
-        .fill_null(groups["level__4"]).replace(
+        .fill_null(groups["level__4"]).fill_null(groups["level__5"]).replace(
             {"WARN": "WARNING", "FATAL": "CRITICAL", "I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}),
         "rest": strip_suffix(text.str.slice(lead.str.len_chars())),
     })

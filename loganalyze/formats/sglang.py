@@ -384,7 +384,8 @@ SPEC_RESET_DEFAULT = {"0.4.3.post3-0.4.4.post1": 32, "0.4.7-0.5.3": 48, "0.5.4":
 # tags, with or without a stats message after it, or a stats message glued on without one.
 RANKS = r"(?: (?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+)*"
 STATS_START = r"(?:Decode|Prefill) batch(?: \[\d+\])?[.,] #"
-RECORD_START = rf"\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?{RANKS}\] (?:{STATS_START})?|{STATS_START}"
+RECORD_HEADER = rf"\[\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?{RANKS}\] "
+RECORD_START = rf"{RECORD_HEADER}(?:{STATS_START})?|{STATS_START}"
 
 FORMAT = LogFormat(
     name="sglang",
@@ -395,6 +396,7 @@ FORMAT = LogFormat(
     ts_formats=(TsFormat("%Y-%m-%d %H:%M:%S%.f"), TsFormat("%H:%M:%S%.f", complete="date")),
     record_start=RECORD_START,
     record_marks=("] ", " batch"),
+    record_header=RECORD_HEADER,
     detect=(
         r"(?:Decode|Prefill|Prefil) batch(?: \[\d+\])?[.,] #",
         r"new fill batch\. #seq",

@@ -126,6 +126,10 @@ class LogFormat:
     # Literals each record start holds one of: a line holds two records only where one of
     # them occurs twice, so the other lines skip the record_start regex.
     record_marks: tuple[str, ...] = ()
+    # The part of record_start that is the format's own header (no bare message start): a
+    # record begun in the middle of another writer's output, where no leader stands before
+    # it, starts with one (loganalyze/formats/glued.py).
+    record_header: str | None = None
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,9 @@ KINDS = (*TORCH_KINDS, *NCCL_EVENTS, *COLL_KINDS, *LINK_KINDS, *TOPO_KINDS, *COM
 # ends the record before with its own bracket.
 RECORD_START = (r"(?:[^\s:\[\]]*[^\s:\[\]\d][^\s:\[\]]*:\d+:\d+ (?:\[\d+\] )?)?NCCL (?:INFO|WARN|TRACE|CALL|ABORT) "
                 r"|NCCL version \d")
+# The envelope itself, a WARN's `file.cc:N` included: what a record begun inside another
+# writer's output starts with (a bare `NCCL version` inside an error message is no record).
+RECORD_HEADER = r"[^\s:\[\]]*[^\s:\[\]\d][^\s:\[\]]*:\d+:\d+ (?:\[\d+\] )?(?:[\w./-]+:\d+ )?NCCL (?:INFO|WARN|TRACE|CALL|ABORT) "
 
 FORMAT = LogFormat(
     name="nccl",
@@ -84,6 +87,7 @@ FORMAT = LogFormat(
     embeddable=True,
     record_start=RECORD_START,
     record_marks=("NCCL ",),
+    record_header=RECORD_HEADER,
     # Every NCCL envelope and c10d line holds "NCCL"; the C++ abort and its frames do not.
     gate=("NCCL", "DistBackendError", "frame #"),
 )

@@ -37,7 +37,7 @@ from __future__ import annotations
 from loganalyze.formats.common import ACCESS
 from loganalyze.formats.spec import LogFormat, TsFormat
 from loganalyze.formats.vllm import serving, settings, startup, stats
-from loganalyze.formats.vllm.lines import HEADER, PREFIX, RECORD_START, STAMP, STATS_START  # noqa: F401 (STATS_START)
+from loganalyze.formats.vllm.lines import HEADER, PREFIX, RECORD_HEADER, RECORD_START, STAMP, STATS_START  # noqa: F401 (STATS_START)
 
 KINDS = (ACCESS, *stats.KINDS, *settings.KINDS, *startup.KINDS, *serving.KINDS)
 
@@ -50,6 +50,7 @@ FORMAT = LogFormat(
     ts_formats=(TsFormat("%m-%d %H:%M:%S", complete="year"), TsFormat("%Y-%m-%d %H:%M:%S")),
     record_start=RECORD_START,
     record_marks=(".py:", "Avg prompt throughput: "),
+    record_header=RECORD_HEADER,
     detect=(
         HEADER,
         r"Avg prompt throughput: [\d.]+ tokens/s, Avg generation throughput: ",

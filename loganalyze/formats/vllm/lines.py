@@ -25,7 +25,8 @@ HEADER = STAMP + r"\[?[\w./-]+?\.py:\d+\] "
 # clock, file:line) with or without a stats message after it, or a stats message glued on
 # without its header. A process tag in front of a header goes with it (loganalyze/formats/glued.py).
 STATS_START = r"(?:Engine \d+: )?Avg prompt throughput: "
-RECORD_START = rf"(?:{LEVEL}) \d\d-\d\d \d\d:\d\d:\d\d \[?[\w./-]+?\.py:\d+\] (?:{STATS_START})?|{STATS_START}"
+RECORD_HEADER = rf"(?:{LEVEL}) \d\d-\d\d \d\d:\d\d:\d\d \[?[\w./-]+?\.py:\d+\] "
+RECORD_START = rf"{RECORD_HEADER}(?:{STATS_START})?|{STATS_START}"
 
 
 def event(name: str, needle, pattern: str | None, severity: str, samples: tuple[str, ...], **kw) -> LineKind:
