@@ -11,6 +11,8 @@ import polars as pl
 from loganalyze.diagnosis.base import Case, Finding
 
 SLOW_S = 300  # five minutes before a server answers is where users start calling it a hang
+INFERRED_LOAD = (" (from the load's first line to the next startup line: the line that ends the load is not in the "
+                 "log, so this includes what ran between)")
 
 
 def find(ctx: Case) -> list[Finding]:
@@ -33,7 +35,9 @@ def find(ctx: Case) -> list[Finding]:
     slow = {k: s[k] for k in ("startup_s", "load_s", "graph_capture_s", "compile_s") if (s[k] or 0) >= SLOW_S}
     if not slow:
         return []
-    parts = ", ".join(f"{k.removesuffix('_s').replace('_', ' ')} {v / 60:.1f} min" for k, v in slow.items())
+    inferred = {"load_s": INFERRED_LOAD} if s["load_end_inferred"] else {}
+    parts = ", ".join(f"{k.removesuffix('_s').replace('_', ' ')} {v / 60:.1f} min{inferred.get(k, '')}"
+                      for k, v in slow.items())
     return [Finding(
         id="slow-startup", severity="info", title="Slow startup",
         verdict=f"Startup took long: {parts}. A server that does not answer for this long is loading, not hung.",
