@@ -49,6 +49,17 @@ def test_aiperf_console_csv_and_json_agree(ingest_one):
         assert row["concurrency"] == pytest.approx(5.61, abs=0.01)
 
 
+def test_aiperf_error_summary_alone_counts_the_failures(ingest_one):
+    _, run = ingest_one(sample("bench", "213_"))  # every request answered 400: the only table printed
+    (row,) = rows(run)
+    assert (row["tool"], row["failed"], row["completed"]) == ("aiperf", 500, None)
+    (error,) = row["extra"]
+    assert error["key"] == "error 400 Bad Request" and "max_completion_tokens" in error["value"]
+    (finding,) = diagnose(run)
+    assert (finding.id, finding.severity) == ("bench-failures", "critical")
+    assert "none counts a success" in finding.verdict and "HTTP 400 Bad Request" in finding.verdict
+
+
 def test_aiperf_wrapped_row_names_are_joined(ingest_one):
     _, run = ingest_one(AIPERF / "artifacts" / "profile_export_console.txt")
     (row,) = rows(run)

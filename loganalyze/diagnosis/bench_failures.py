@@ -60,6 +60,7 @@ MIN_BURST = 100  # prompts sent at once before a burst is more queue than servic
 ALL_IN_FLIGHT = 0.9  # peak concurrent requests / completed: every prompt was in flight at once
 QUEUED_TTFT_MS = 1000  # with no request rate printed: a mean TTFT this long ...
 QUEUED_RATIO = 10  # ... and this many TPOTs is a queue in front of the server
+QUEUED_ALONE_MS = 60_000  # where no TPOT is printed (a block cut): no prefill takes a minute
 # Clients whose default is to send every prompt at once; GenAI-Perf, AIPerf and GuideLLM
 # default to a fixed number of concurrent requests, so a result of theirs that prints no
 # rate says nothing about a flood.
@@ -74,15 +75,19 @@ def _prompts_line(ctx: Case, row: dict) -> list:
 
 
 def _failed(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
-    sent = pl.col("completed") + pl.col("failed")
-    bad = rows.with_columns(share=pl.col("failed") / sent).filter(pl.col("share") > 0)
+    # A result that counts failures and no successes (AIPerf's error summary printed alone,
+    # bench/213) says none succeeded as far as it shows: its share is 1, its total unknown.
+    sent = pl.col("completed").fill_null(0) + pl.col("failed")
+    bad = rows.filter(pl.col("failed") > 0).with_columns(share=pl.col("failed") / sent)
     if bad.height == 0:
         return []
     worst = bad.sort("share", descending=True).row(0, named=True)
-    total, failed = int(bad["completed"].sum() + bad["failed"].sum()), int(bad["failed"].sum())
+    failed = int(bad["failed"].sum())
+    total = (f"{failed + int(bad['completed'].sum()):,} requests" if bad["completed"].null_count() == 0
+             else "the requests its results count (none counts a success)")
     at = f" at C={worst['c']}" if worst["c"] is not None else ""
-    errors = _client_errors(ctx)
-    said = (f" The client's errors: {'; '.join(f'{e} (x{n})' for e, n in errors)}." if errors else "")
+    errors = _client_errors(ctx) or _summary_errors(bad)
+    said = (f" The client's errors: {'; '.join(e + (f' (x{n})' if n else '') for e, n in errors)}." if errors else "")
     refused, refused_evidence, status = _server_refusals(ctx)
     said += refused
     if status is None:  # no server log: the status the client's per-request errors name most
@@ -93,7 +98,7 @@ def _failed(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
         severity=("critical" if worst["share"] >= FAILED_CRITICAL else "warning" if worst["share"] >= FAILED_WARNING
                   else "info"),
         title=f"{failed:,} benchmark requests failed",
-        verdict=(f"{failed:,} of {total:,} requests failed in {bad.height} benchmark result(s) (worst {worst['share']:.0%}"
+        verdict=(f"{failed:,} of {total} failed in {bad.height} benchmark result(s) (worst {worst['share']:.0%}"
                  f"{at}): throughput and latencies describe only the requests that succeeded, and a server that "
                  f"drops load looks faster than it is.{said}"),
         impact=float(worst["share"]),
@@ -103,7 +108,9 @@ def _failed(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
                         "client output or the server log; lower the request rate or concurrency, or raise the "
                         "client timeout, and rerun before comparing numbers."),
         evidence=_prompts_line(ctx, worst) + bench_evidence(ctx.run, worst, "completed", "failed") + refused_evidence,
-        metrics={"problem": "failed-requests", "failed": failed, "requests": total, "worst_share": round(float(worst["share"]), 3)},
+        metrics={"problem": "failed-requests", "failed": failed,
+                 "requests": failed + int(bad["completed"].sum()) if bad["completed"].null_count() == 0 else None,
+                 "worst_share": round(float(worst["share"]), 3)},
     )]
 
 
@@ -152,6 +159,18 @@ def _client_errors(ctx: Case, most: int = 3) -> list[tuple[str, int]]:
         counted = _request_errors(ctx).group_by("error").len().sort("len", descending=True, maintain_order=True) \
             .head(most)
     return list(zip(counted["error"].to_list(), counted["len"].to_list()))
+
+
+def _summary_errors(bad: pl.DataFrame, most: int = 3) -> list[tuple[str, int | None]]:
+    """The errors a result's own summary names (AIPerf's `Code | Type | Message | Count`
+    table, kept in `extra` as `error <code> <type>`): with the result's failed count where it
+    names one kind only, the kinds alone where it names several."""
+    if "extra" not in bad.columns:
+        return []
+    pairs = bad.select("extra", "failed").explode("extra").drop_nulls("extra").unnest("extra")
+    pairs = pairs.filter(pl.col("key").str.starts_with("error "))
+    named = [(f"HTTP {k.removeprefix('error ')}: {v[:120]}", n) for k, v, n in pairs.head(most).iter_rows()]
+    return named if len(named) == 1 else [(e, None) for e, _ in named]
 
 
 def _request_errors(ctx: Case) -> pl.DataFrame:
@@ -237,21 +256,25 @@ def _retokenized(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
 def _offered(worst: dict) -> str:
     """What the client offered, in the words of the evidence that says so."""
     if worst["request_rate"] == float("inf"):
-        return "every prompt at once (rate inf, no --max-concurrency)"
+        cap = worst["max_concurrency"]
+        return ("every prompt at once (rate inf, " + (f"--max-concurrency {cap} holds none of the "
+                f"{worst['num_prompts'] or worst['completed']} back)" if cap is not None else "no --max-concurrency)"))
     if worst["request_rate"] is not None:
         return f"{worst['request_rate']:g} requests/s"
     peak, done = worst["peak_concurrency"], worst["completed"]
     if peak is not None and done and peak >= ALL_IN_FLIGHT * done:
         return f"every prompt at once (no request rate in the log; {peak:.0f} of {done} requests were in flight at once)"
-    return ("more than it served (no request rate in the log; the first token waited "
-            f"{worst['ttft_mean'] / worst['tpot_mean']:.0f}x as long as each token after it)")
+    waited = (f"{worst['ttft_mean'] / worst['tpot_mean']:.0f}x as long as each token after it" if worst["tpot_mean"]
+              else f"{worst['ttft_mean'] / 1000:.0f} s on average")
+    return f"more than it served (no request rate in the log; the first token waited {waited})"
 
 
 def _overload(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
     rate = pl.col("request_rate")
     # Not printed: the clients' default is inf, but the log does not say so; only a queue
     # that the latencies show (first token far slower than the tokens after it) says it.
-    queued = (pl.col("ttft_mean") >= QUEUED_TTFT_MS) & (pl.col("ttft_mean") >= QUEUED_RATIO * pl.col("tpot_mean"))
+    queued = (((pl.col("ttft_mean") >= QUEUED_TTFT_MS) & (pl.col("ttft_mean") >= QUEUED_RATIO * pl.col("tpot_mean")))
+              | (pl.col("tpot_mean").is_null() & (pl.col("ttft_mean") >= QUEUED_ALONE_MS)))
     burst = rate.is_infinite() & (pl.col("completed") >= MIN_BURST)
     inf_default = pl.col("tool").is_null() | pl.col("tool").is_in(RATE_INF_DEFAULT)
     unknown = rate.is_null() & inf_default & (pl.col("completed") >= MIN_BURST) & queued.fill_null(False)
@@ -263,30 +286,51 @@ def _overload(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
     all_in = (rate.is_null() & (pl.col("completed") >= MIN_BURST)
               & (pl.col("peak_concurrency") >= ALL_IN_FLIGHT * pl.col("completed"))).fill_null(False)
     # With --max-concurrency the client holds requests back itself: the server is not flooded.
-    over = rows.filter(pl.col("max_concurrency").is_null() & (burst | unknown | too_fast | all_in))
+    # A cap as large as the prompts sent holds none back, but sending them all at once is also
+    # how a throughput test is run (sglang/11: 256 at 256): a flood only where the latencies
+    # show the queue (bench/218 of hold-out 9: 320 of 320, TTFT 165 s behind max_num_seqs 135).
+    capped = pl.col("max_concurrency").is_not_null()
+    waited = ((pl.col("ttft_mean") >= QUEUED_TTFT_MS)
+              & (pl.col("ttft_mean") >= QUEUED_RATIO * pl.col("tpot_mean")).fill_null(True)).fill_null(False)
+    holds_back = capped & ((pl.col("max_concurrency") < pl.coalesce("num_prompts", "completed")) | ~waited)
+    over = rows.filter(~holds_back.fill_null(capped) & (burst | unknown | too_fast | all_in))
     if over.height == 0:
         return []
     worst = over.sort("ttft_mean", descending=True, nulls_last=True).row(0, named=True)
     offered = _offered(worst)
     ttft = f"; mean TTFT {worst['ttft_mean'] / 1000:.1f} s is mostly time in the queue" if worst["ttft_mean"] else ""
     knee_text, knee = _rate_knee(ctx)
+    cap_text, cap_evidence = _server_cap(ctx, worst)
     return [Finding(
         id="bench-overload",
         severity="warning",
         title="Benchmark offered more load than the server serves",
         verdict=(f"The client offered {offered} while the server completed {worst['request_throughput']:g} "
                  f"requests/s{ttft}. Throughput is the server's saturated capacity and latencies measure queueing, "
-                 "not the speed of one request." + knee_text),
+                 "not the speed of one request." + cap_text + knee_text),
         impact=0.0,
         impact_text="latency figures describe the queue, not the server's speed",
         recommendation=("Sweep --max-concurrency (1, 2, 4 ... 128) or request rates below the measured throughput to "
                         "see latency at a load the server sustains; a server-side cap (max_num_seqs, "
                         "max_running_requests) shows in its log as requests waiting."),
         confidence="low" if worst["request_rate"] is None and "in flight" not in offered else "medium",
-        evidence=bench_evidence(ctx.run, worst, "request_rate", "request_throughput", "ttft_mean", "peak_concurrency"),
+        evidence=bench_evidence(ctx.run, worst, "request_rate", "request_throughput", "ttft_mean", "peak_concurrency")
+        + cap_evidence,
         metrics={"request_rate": worst["request_rate"], "request_throughput": worst["request_throughput"],
                  "ttft_mean_ms": worst["ttft_mean"]} | ({"rate_knee": knee} if knee is not None else {}),
     )]
+
+
+def _server_cap(ctx: Case, worst: dict) -> tuple[str, list]:
+    """The server's own cap on requests running at once, where its settings are in the run and
+    the client sent more: the rest waited in the server's queue."""
+    cap = ctx.config_rows("max_num_seqs", "max_running_requests").head(1)
+    sent = worst["num_prompts"] or worst["completed"]
+    value = cap["value"].cast(pl.Int64, strict=False)[0] if cap.height else None
+    if value is None or not sent or value >= sent:
+        return "", []
+    return (f" The server runs at most {value} requests at once ({cap['key'][0]} = {value}): of the {sent} sent, the "
+            "others waited in its queue.", ctx.evidence(cap))
 
 
 def _rate_knee(ctx: Case) -> tuple[str, float | None]:

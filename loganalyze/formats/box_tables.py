@@ -56,6 +56,22 @@ def metric_rows(header: list[str], rows: list[list[str]]) -> dict[str, object]:
 Section = tuple[list[str], list[list[str]]]
 
 
+def error_rows(header: list[str], rows: list[list[str]]) -> dict[str, object]:
+    """AIPerf's error summary (`┃ Code ┃ Type ┃ Message ┃ Count ┃`, one row per kind of
+    error): the failed requests it counts, each kind's code, type and message kept in `extra`.
+    Printed alone where every request failed (bench/213: 500 answers of 400 Bad Request)."""
+    column = {name.lower(): i for i, name in enumerate(header)}
+    if "count" not in column:
+        return {}
+    counts = [cell_number(cells[column["count"]]) for cells in rows if len(cells) == len(header)]
+    described = [{"key": "error " + " ".join(cells[column[c]] for c in ("code", "type") if c in column).strip(),
+                  "value": cells[column["message"]] if "message" in column else ""}
+                 for cells in rows if len(cells) == len(header)]
+    if not counts or None in counts:
+        return {}
+    return {"failed": int(sum(counts)), "extra": described}
+
+
 def box_sections(lines: list[str]) -> tuple[list[Section], dict[str, object]]:
     """Each box table's header cells and metric rows, and the lines printed below them. A
     row with text in its first cell only, or none in it, carries on the row above cell by
@@ -161,7 +177,8 @@ def metric_result(lines: list[str]) -> dict[str, object]:
         tool = "genai-perf"
     out: dict[str, object] = {"tool": tool, **below}
     for header, rows in sections:
-        for key, value in metric_rows(header, rows).items():
+        found = error_rows(header, rows) if header[:1] == ["Code"] else metric_rows(header, rows)
+        for key, value in found.items():
             if key == "extra":
                 out["extra"] = [*out.get("extra", []), *value]
             else:

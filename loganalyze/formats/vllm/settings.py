@@ -75,7 +75,7 @@ def _engine_config(rows: pl.DataFrame) -> pl.DataFrame:
 def _cli(rows: pl.DataFrame) -> pl.DataFrame:
     """`vllm serve MODEL --flag value --switch`: one row per flag, `-` read as `_` (EngineArgs names)."""
     flag = pl.element()
-    pairs = pl.col("args").str.extract_all(r"--[\w-]+(?:[= ](?:'[^']*'|\"[^\"]*\"|[^-\s]\S*))?").list.eval(
+    pairs = pl.col("args").str.extract_all(r"--[\w-]+(?:[= ](?:'[^']*'|\"[^\"]*\"|[^-\s\\]\S*))?").list.eval(
         pl.concat_list(
             flag.str.extract(r"^--([\w-]+)", 1).str.replace_all("-", "_"),
             flag.str.extract(r"^--[\w-]+[= ](.*)$", 1).fill_null("True"),
@@ -176,10 +176,18 @@ KINDS = (
             ("(APIServer pid=1391815) INFO 08-19 14:58:41 [serving_responses.py:120] Using default chat sampling "
              "params from model: {'temperature': 0.6, 'top_p': 0.9}",)),
     _config("serve_command", ("vllm serve ", "vllm.entrypoints.openai.api_server"),
-            r"(?:vllm serve|-m vllm\.entrypoints\.openai\.api_server)(?: (?P<model>[^-\s]\S*))?(?P<args>.*)$", _cli,
+            # The model may be quoted for the shell; the flags may go on over ` \`-ended lines.
+            r"(?:vllm serve|-m vllm\.entrypoints\.openai\.api_server)"
+            r"""(?: ["']?(?P<model>[^-\s\\"'][^\s"']*)["']?)?(?P<args>(?s:.*))$""", _cli,
             ("(venv) [user@server personal]$ vllm serve /models/gemma-3-27b-it-FP8-Dynamic/ --tensor-parallel-size 2 "
-             "--gpu-memory-utilization 0.8 --max-model-len 1024",),
-            # A command line, at the line's start or after a shell prompt; not a hint in prose
-            # (0.32: "Restart vllm serve with --enable-scale-out to enable them.").
-            match=r"(?:^|[$#>] ?)(?:vllm serve|python3? -m vllm\.entrypoints\.openai\.api_server)(?: |$)"),
+             "--gpu-memory-utilization 0.8 --max-model-len 1024",
+             "USE_BATCHED_RPA_KERNEL=1 vllm serve Qwen/Qwen3-32B --max-model-len=9216 --max-num-seqs=135",
+             'vllm serve "Qwen/Qwen3-32B" \\\n    --dtype bfloat16 \\\n    --max-num-seqs 32 \\\n    --disable-log-requests'),
+            # A command line, at the line's start or after a shell prompt, behind the environment
+            # it sets (`CUDA_VISIBLE_DEVICES=0,1 vllm serve ...`); not a hint in prose (0.32:
+            # "Restart vllm serve with --enable-scale-out to enable them.").
+            match=r"(?:^|[$#>] ?)(?:[A-Z_][A-Z0-9_]*=\S* +)*(?:vllm serve|python3? -m vllm\.entrypoints\.openai\.api_server)"
+                  r"(?: |$)",
+            # A command written over several lines (bench/227 of hold-out 10).
+            continuation=r"^\s+--[\w-]+"),
 )
