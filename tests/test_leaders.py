@@ -33,6 +33,7 @@ AROUND_LINE = {
     "mpi-rank": "[0] {}",
     "ray": "(RayWorkerWrapper pid=1234) {}",
     "ray-lost-paren": "_AsyncLLMEngine pid=1974) {}",  # its `(` lost in a paste (vllm/44)
+    "ray-actor-args": "(ActorWorker(actor_infer-0) pid=33521, ip=10.0.0.1) {}",  # an actor's name with its args
     "quoted": "> {}",
     "ctrl-c": "^C{}",  # the terminal's echo of Ctrl-C before the next line (vllm/142)
     "emphasis": "**{}**",
@@ -61,6 +62,8 @@ AROUND_MESSAGE = {
     "epoch": "1736071201.123 {level} {}",
     "lost-bracket": "2026-01-05 10:00:01 TP0] {}",  # SGLang's header pasted without its `[`
     "python-bracket-logger": "2026-01-05 10:00:01,123 [{level}] app.serving.worker: {}",  # sglang/101
+    "go-log": "2026/01/05 10:00:01 {level} {}",  # Go's log package's stamp (bench/214: a Go load tester)
+    "pid-rank-bracket": "2026-01-05 10:00:01.123 {level} 120984 [ TP0 scheduler.py:3190] {}",  # a fork's logger
 }
 # Styles that mean something else to a format: NCCL reads `[0] NCCL INFO` as cudaDev 0, and
 # only SGLang prints the rank tags whose bracket a paste loses.

@@ -22,6 +22,7 @@ MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 LEVELS = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|NOTICE|TRACE"
 
 ISO = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z| ?[+-]\d\d:?\d\d)?"
+SLASH_DATE = r"\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?"  # Go's log package: 2024/07/12 02:23:54
 MONTH_DAY = r"\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?"
 SYSLOG = rf"(?:{MONTHS}) [ \d]\d \d\d:\d\d:\d\d"
 CLOCK = r"\d\d:\d\d:\d\d(?:[.,]\d+)?"
@@ -32,9 +33,9 @@ GLOG = r"(?P<level__3>[IWEF])(?P<ts__3>(?:\d{4})?\d{4} \d\d:\d\d:\d\d\.\d+) +(?:
 # Ray's C++ logging (raylet, core_worker, its signal handler's `logging.cc`): the date and
 # clock in brackets with a level letter, the process and thread ids, then file.cc:N.
 RAY_CPP = rf"\[(?P<ts__4>{ISO}) (?P<level__5>[IWEF]) \d+ \d+\] [\w.-]+\.(?:cc|h):\d+: ?"
-STAMP = rf"(?:{ISO}|{MONTH_DAY}|{SYSLOG}|{CLOCK}|{EPOCH})"
+STAMP = rf"(?:{ISO}|{SLASH_DATE}|{MONTH_DAY}|{SYSLOG}|{CLOCK}|{EPOCH})"
 # Bare, epoch seconds need their fraction: a table row starts with ten digits too (nccl-tests' 1073741824).
-BARE_STAMP = rf"(?:{ISO}|{MONTH_DAY}|{SYSLOG}|{CLOCK}|1\d{{9}}\.\d{{3,}})"
+BARE_STAMP = rf"(?:{ISO}|{SLASH_DATE}|{MONTH_DAY}|{SYSLOG}|{CLOCK}|1\d{{9}}\.\d{{3,}})"
 
 # Separators take one space, so the indentation of a traceback's frames stays the message's.
 SEP = r"(?: - | *\| ?| |$)"  # not `:`: uvicorn's `INFO:     ` is a message
@@ -56,6 +57,9 @@ TOKENS = (
     rf"(?P<level__2>{LEVELS}):[A-Za-z_][\w.]*:",  # Python's basicConfig: INFO:vllm.engine:
     r"\[\d+(?:,\d+)?\](?:<std(?:out|err)>)?:? ?",  # MPI rank tags: [0], [1,0]<stdout>:
     r"\[?(?:(?:DP|TP|EP|PP|ATTN_CP|MOE_DP)\d+ ?)+\] ?",  # SGLang rank tags, leading `[` lost or not
+    # A fork's or a user's logger around SGLang's: a pid, then rank tags and file:line in one
+    # bracket (`INFO 120984 [ TP0 scheduler.py:3190] `, `INFO 8900 [ DP15 TP15 EP15 x.py:222] `).
+    r"(?:\d{1,7} )?\[ ?(?:(?:DP|TP|EP|PP|ATTN_CP|MOE_DP)\d+ )+[\w.-]+\.py:\d+\] ?",
     r"\[[\w./-]+\.py:\d+\] ?|[\w.-]+\.py:\d+\] ?|[\w.-]+\.py:\d+(?: -- | |$)",  # file:line, not a warning's path:line:
     r"[A-Za-z_]\w*(?:\.\w+)+(?: - | *\| ?)",  # a dotted logger name: vllm.engine.metrics -
     # `%(name)s: %(message)s`: a module path, all lower case so that an exception's class
@@ -66,7 +70,7 @@ TOKENS = (
     # a level with a colon only behind a logger's name, as uvicorn's padded `INFO:     ` is a message.
     rf"[A-Za-z_][\w-]* - (?P<level__4>{LEVELS}): ",
     r"[A-Za-z_][\w-]* - ",  # an undotted logger name between ` - ` separators
-    r"\(\w*\s*pid=\d+[^()]*\) ?",  # a Ray or vLLM process tag
+    r"\(\w*(?:\([^()]*\))?\s*pid=\d+[^()]*\) ?",  # a Ray or vLLM process tag, an actor's `(args)` in its name
     r"[A-Za-z_]\w* pid=\d+[^()]*\) ",  # the same, its `(` lost in a paste (vllm/44)
     r"\d{1,7} \[[\w./-]+\.py:\d+\] ?",  # a process id before file:line: `INFO 2193 [scheduler.py:120] `
     BAR,  # a tqdm bar glued before a block
@@ -81,8 +85,8 @@ LEADER = f"^(?:{COMMENT})?" + LEADER_NO_COMMENT[1:-1] + "*"
 # What a leader can start with: a batch with no such line skips the leader regex.
 # Tight on purpose: it runs on every line, and a line it passes pays for the full leader
 # regex (uvicorn's `INFO:     127.0.0.1...`, most lines of a busy vLLM log, must not).
-START = (rf"^(?:\^C|>|# |\*\*|`|[IWEF]\d{{4}}|\[|\d\d[-:]\d|\d{{4}}-|\d{{1,3}}-\d\d-|-\d\d-\d\d |1\d{{9}}\.|\d{{1,7}} \[|\d{{1,3}}%\||(?:{MONTHS}) "
-         rf"|(?:{LEVELS})(?:[ \]|]|:[A-Za-z_])|[A-Za-z_]\w*(?:\.\w+)+ *[-|]|{LOGGER_COLON}|[A-Za-z_][\w-]* - |\(\w*\s*pid=|[A-Za-z_]\w* pid=\d)")
+START = (rf"^(?:\^C|>|# |\*\*|`|[IWEF]\d{{4}}|\[|\d\d[-:]\d|\d{{4}}[-/]|\d{{1,3}}-\d\d-|-\d\d-\d\d |1\d{{9}}\.|\d{{1,7}} \[|\d{{1,3}}%\||(?:{MONTHS}) "
+         rf"|(?:{LEVELS})(?:[ \]|]|:[A-Za-z_])|[A-Za-z_]\w*(?:\.\w+)+ *[-|]|{LOGGER_COLON}|[A-Za-z_][\w-]* - |\(\w*(?:\([^()]*\))?\s*pid=|[A-Za-z_]\w* pid=\d)")
 # Ray's log deduplication ends a line it folded with ` [repeated 4x across cluster]`.
 SUFFIX = r"(?:\s+\([\w./-]+\.py:\d+\)|\*\*|`{1,3}| \[repeated \d+x across cluster\])$"
 # An indented `function (file.py:N)` and nothing else is a py-spy stack frame, whose
@@ -152,10 +156,12 @@ def peel_both(text: pl.Series) -> dict[bool, pl.Series]:
 
 
 def parse_stamp(stamp: pl.Expr, year: int, base_date: str) -> pl.Expr:
-    """A leader's timestamp text as a Datetime: ISO with or without T, zone or fraction;
+    """A leader's timestamp text as a Datetime: ISO with or without T, zone or fraction (Go's
+    slashed date too);
     `MM-DD HH:MM:SS` and syslog's `Mon DD HH:MM:SS` in `year`; a clock time on `base_date`;
     epoch seconds. A zone is dropped, as the wrappers drop kubectl's."""
-    s = stamp.str.replace(r"(?:Z| ?[+-]\d\d:?\d\d)$", "").str.replace(",", ".").str.replace("T", " ")
+    s = (stamp.str.replace(r"(?:Z| ?[+-]\d\d:?\d\d)$", "").str.replace(",", ".").str.replace("T", " ")
+         .str.replace(r"^(\d{4})/(\d\d)/", "$1-$2-"))
     full = "%Y-%m-%d %H:%M:%S%.f"
     return pl.coalesce(
         s.str.to_datetime(full, strict=False, time_unit="us"),
