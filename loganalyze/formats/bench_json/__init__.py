@@ -24,7 +24,7 @@ import polars as pl
 
 from loganalyze.formats.bench_json.exports import HTML_REPORT, aiperf_request, guidellm_rows, html_report, html_rows
 from loganalyze.formats.bench_json.paste import PROSE, document_opening, loads, objects
-from loganalyze.formats.bench_json.results import MARKS, request_rows, result_row, scalars, tool_of
+from loganalyze.formats.bench_json.results import MARKS, request_rows, result_row, scalars, tool_of, unwrapped
 from loganalyze.formats.bench_tables import BENCH, BENCH_REQUESTS
 from loganalyze.formats.parse import Parsed
 from loganalyze.formats.spec import Context, FileFormat
@@ -39,6 +39,7 @@ def line_results(texts: list[str]) -> list[dict | None]:
             obj = loads(text.strip())
         except ValueError:
             obj = None
+        obj = unwrapped(obj)
         tool = tool_of(obj) if isinstance(obj, dict) else None
         out.append(None if tool is None else {**result_row(obj, tool), "raw": scalars(obj)})
     return out
@@ -58,6 +59,7 @@ def read(frame: pl.DataFrame, ctx: Context) -> Parsed:
             records.append({**record, "line_no": line_no})
             claimed += lines
             continue
+        obj = unwrapped(obj)
         tool = tool_of(obj) if isinstance(obj, dict) else None
         if tool is None:
             continue

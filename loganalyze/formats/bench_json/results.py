@@ -50,6 +50,9 @@ METRIC = {"e2el": "e2e", "e2e_latency": "e2e"}
 
 # The keys that tell which client wrote an object; the first tool whose mark is present wins.
 TOOLS = (
+    # inference-benchmark (GoogleCloudPlatform's ai-on-gke benchmark_serving.py), its `metrics`
+    # object: first, as its `avg_latency` (ms) is also vLLM bench latency's (s).
+    ("inference-benchmark", ("num_prompts_attempted", "num_prompts_succeeded")),
     # GuideLLM's report, or one benchmark's `metrics` pasted on their own.
     ("guidellm", ("benchmarks", "time_to_first_token_ms", "request_totals")),
     ("aiperf", ("input_config", "error_summary")),
@@ -77,6 +80,44 @@ MARKS = tuple(dict.fromkeys(tuple(f'"{k}"' for _, keys in TOOLS for k in keys) +
     '"total_sum"', '"Failed requests"', '"Average QPS"', '"errorRate"', '"tokenThroughput"')))
 
 ARRAYS = {"input_lens": "input_len", "output_lens": "output_len", "errors": "error"}
+
+
+# inference-benchmark's keys: latencies in ms (`avg_latency`, whole requests, queueing included),
+# TTFT in s where it streamed (`avg_TTFT`), throughput in output tokens/s; its
+# `avg_per_output_token_latency` is latency / output tokens, no TPOT, so it stays in `extra`.
+INFERENCE_BENCHMARK = {"num_prompts_attempted": "num_prompts", "num_prompts_succeeded": "completed",
+                       "request_rate": "request_rate", "benchmark_time": "duration_s",
+                       "throughput_rps": "request_throughput", "throughput": "output_throughput",
+                       "total_output_token": "output_tokens", "total_input_tokens": "input_tokens"}
+INFERENCE_BENCHMARK_STATS = {"avg": "mean", "median": "median", "p90": "p90", "p99": "p99", "max": "max"}
+
+
+def unwrapped(obj: object) -> object:
+    """inference-benchmark's JSON (`{"metrics": {...}, "dimensions": {"backend": ...}}`) as one
+    object of its numbers and names; any other object as it is."""
+    metrics = obj.get("metrics") if isinstance(obj, dict) else None
+    if not (isinstance(metrics, dict) and "num_prompts_attempted" in metrics):
+        return obj
+    names = obj.get("dimensions") if isinstance(obj.get("dimensions"), dict) else {}
+    return {**{k: v for k, v in names.items() if isinstance(v, str)}, **metrics}
+
+
+def inference_benchmark_row(obj: dict) -> dict:
+    row: dict = {"tool": "inference-benchmark", "extra": []}
+    for key, value in obj.items():
+        stat, _, name = key.partition("_")
+        if key in INFERENCE_BENCHMARK:
+            row[INFERENCE_BENCHMARK[key]] = typed_value(value, BENCH[INFERENCE_BENCHMARK[key]])
+        elif name in ("latency", "TTFT") and stat in INFERENCE_BENCHMARK_STATS and as_number(value) is not None:
+            metric, scale = ("e2e", 1) if name == "latency" else ("ttft", 1000)
+            row[f"{metric}_{INFERENCE_BENCHMARK_STATS[stat]}"] = value * scale
+        elif key in ("backend", "model_id"):
+            row[KEYS[key]] = value
+        elif as_number(value) is not None:
+            row["extra"].append({"key": key, "value": str(value)})
+    if row.get("num_prompts") is not None and row.get("completed") is not None:
+        row["failed"] = row["num_prompts"] - row["completed"]
+    return row
 
 
 def tool_of(obj: dict) -> str | None:
@@ -167,6 +208,8 @@ def result_row(obj: dict, tool: str) -> dict:
         return {**aiperf_row(obj), "tool": tool}
     if tool in LABELLED:
         return labelled_row(obj, tool)
+    if tool == "inference-benchmark":
+        return inference_benchmark_row(obj)
     row: dict = {"tool": tool, "extra": []}
     for key, value in obj.items():
         column = KEYS.get(key) or _latency_column(key)
