@@ -79,6 +79,10 @@ CAUSES = (
      "/usr/lib/wsl/lib)",
      "Put the driver's libcuda.so on the library path (LD_LIBRARY_PATH, or NCCL_CUDA_PATH to its file), or run "
      "where the NVIDIA driver is installed."),
+    (r"Cuda failure \d* ?'out of memory'",
+     "allocating its buffers on the GPU: CUDA ran out of memory (`Cuda failure 'out of memory'`: see the oom finding)",
+     "Leave NCCL room on the GPU: a lower --gpu-memory-utilization or --mem-fraction-static, fewer NCCL channels "
+     "(NCCL_MAX_NCHANNELS), or free the GPU of other processes."),
     (r"Cuda failure|peer access|ncclUnhandledCudaError|unhandled cuda error",
      "in CUDA between GPUs (P2P access, driver)",
      "Check `nvidia-smi topo -m` and the driver; try NCCL_P2P_DISABLE=1 to see whether P2P is broken."),
@@ -133,7 +137,9 @@ def find(ctx: Case) -> list[Finding]:
     events = _failures(ctx)
     if events.height == 0:
         return []
-    text = "\n".join(events["message"].drop_nulls().to_list())
+    # The CUDA error NCCL's exception quotes under `Last error:` is a line of its own (vllm/182).
+    quoted = ctx.events(pl.col("message").str.contains(r"^Cuda failure \d+ '").fill_null(False))
+    text = "\n".join([*events["message"].drop_nulls().to_list(), *quoted["message"].drop_nulls().to_list()])
     cause, fix = next(((c, f) for pattern, c, f in CAUSES if regex.search(pattern, text)), UNKNOWN)
     returned = _returned(events)
     if returned:

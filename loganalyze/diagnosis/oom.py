@@ -17,6 +17,7 @@ from loganalyze.diagnosis.base import TRACEBACKS, Case, Finding
 from loganalyze.kinds import kind_in, kinds
 
 KINDS = kinds("oom", "kv_cache_insufficient", "startup_memory_short")
+NCCL_WARN = kinds("nccl_warn")
 STARTUP = kinds("kv_cache_insufficient", "gpu_blocks", "startup_memory_short", "kv_profile")
 KV_TEXT = (r"No available memory for the cache blocks|larger than the available KV cache memory|can be stored in KV cache"
            r"|To serve at least one request with the model")  # the start of the last, where a paste cut the rest
@@ -34,8 +35,10 @@ NO_KV_BLOCKS = ((kind_in(kinds("gpu_blocks")) & (pl.col("fields").str.json_path_
 
 def _rows(ctx: Case) -> pl.DataFrame:
     in_traceback = kind_in(TRACEBACKS) & pl.col("message").str.contains(OOM_TEXT)
+    # NCCL's `NCCL WARN Cuda failure 'out of memory'`: the allocation NCCL made failed.
+    in_nccl = kind_in(NCCL_WARN) & pl.col("message").str.contains(OOM_TEXT)
     # A client's traceback (AIPerf's log, say) is no server's out-of-memory.
-    rows = ctx.events((kind_in(KINDS) | in_traceback | NO_KV_BLOCKS) & ~ctx.by_client())
+    rows = ctx.events((kind_in(KINDS) | in_traceback | in_nccl | NO_KV_BLOCKS) & ~ctx.by_client())
     return rows.filter(~ctx.after_shutdown(rows))
 
 

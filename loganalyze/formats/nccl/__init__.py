@@ -44,11 +44,12 @@ KINDS = (*TORCH_KINDS, *NCCL_EVENTS, *COLL_KINDS, *LINK_KINDS, *TOPO_KINDS, *COM
 # What starts an NCCL record wherever it stands in a line (loganalyze/formats/glued.py): the
 # envelope's host:pid:tid and [cudaDev], where printed, and the level; or the bare `NCCL
 # version` line. A paste that lost the newlines (nccl/85: a WSL2 log, a dozen records a line)
-# is cut before each, the host going with its record.
+# is cut before each, the host going with its record. The version line is one with its
+# `+cuda`: PyTorch's `NCCL error in: ..., NCCL version 2.26.2` ends a message (vllm/182).
 # A `[cudaDev]` goes with the record only behind its host: `via P2P/indirect/1[1] NCCL INFO`
 # ends the record before with its own bracket.
 RECORD_START = (r"(?:[^\s:\[\]]*[^\s:\[\]\d][^\s:\[\]]*:\d+:\d+ (?:\[\d+\] )?)?NCCL (?:INFO|WARN|TRACE|CALL|ABORT) "
-                r"|NCCL version \d")
+                r"|NCCL version \d+\.\d+\.\d+[\w.-]*\+cuda")
 # The envelope itself, a WARN's `file.cc:N` included: what a record begun inside another
 # writer's output starts with (a bare `NCCL version` inside an error message is no record).
 RECORD_HEADER = r"[^\s:\[\]]*[^\s:\[\]\d][^\s:\[\]]*:\d+:\d+ (?:\[\d+\] )?(?:[\w./-]+:\d+ )?NCCL (?:INFO|WARN|TRACE|CALL|ABORT) "

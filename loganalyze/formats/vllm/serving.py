@@ -141,7 +141,8 @@ KINDS = (
             "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",),
            types={"max_model_len": I, "kv_tokens": I, "needed_gib": F, "available_gib": F, "max_len_possible": I},
            continuation=TRACEBACK_CONTINUATION),
-    event("oom", ("CUDA out of memory", "OutOfMemoryError", "CUDA driver error: out of memory"),
+    # NCCL's own wording, in the `Last error:` its exception carries: `Cuda failure 2 'out of memory'`.
+    event("oom", ("CUDA out of memory", "OutOfMemoryError", "CUDA driver error: out of memory", "'out of memory'"),
            r"(?:.*?Tried to allocate (?P<tried>[\d.]+ [KMG]iB)\. GPU (?P<gpu_index>\d+) has a total capacity of "
            r"(?P<capacity>[\d.]+ [KMG]iB) of which (?P<free>[\d.]+ [KMG]iB) is free)?", "critical",
            ("(EngineCore pid=104) ERROR 05-05 12:36:58 [core.py:1140] torch.OutOfMemoryError: CUDA out of memory. "
@@ -155,11 +156,16 @@ KINDS = (
            continuation=TRACEBACK_CONTINUATION),
     event("nccl_error", "NCCL error",
            r"(?:Exception in worker (?P<worker>\S+) while processing method (?P<method>\w+): )?.*?"
-           r"NCCL error(?: in: [^:]*)?: (?P<nccl_error>[^(,\n]*[^(,\n ])", "critical",
+           r"NCCL error(?: in: \S+?:\d+,|(?: in: [^:]*)?:) (?P<nccl_error>[^(,\n]*[^(,\n ])", "critical",
            ("(VllmWorkerProcess pid=761) ERROR 07-24 08:26:01 multiproc_worker_utils.py:226] Exception in worker "
             "VllmWorkerProcess while processing method init_device: NCCL error: unhandled cuda error (run with "
-            "NCCL_DEBUG=INFO for details), Traceback (most recent call last):",),
-           continuation=TRACEBACK_CONTINUATION, match=r"NCCL error[^:]*: "),
+            "NCCL_DEBUG=INFO for details), Traceback (most recent call last):",
+            # PyTorch 2.x names its source line: `NCCL error in: <file>:<line>, <error>` (vllm/182 of hold-out 10)
+            Sample("(VllmWorker rank=3 pid=15164) ERROR 06-19 07:06:13 [multiproc_executor.py:527] "
+                   "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/"
+                   "NCCLUtils.cpp:77, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.26.2",
+                   nccl_error="unhandled cuda error")),
+           continuation=TRACEBACK_CONTINUATION, match=r"NCCL error(?: in: \S+?:\d+,|[^:]*:) "),
     event("nccl_timeout", ("Watchdog caught collective operation timeout", "RPC call to execute_model timed out"),
            None, "critical", ("ERROR 04-01 10:00:00 [multiproc_executor.py:140] RPC call to execute_model timed out.",),
            continuation=TRACEBACK_CONTINUATION),
