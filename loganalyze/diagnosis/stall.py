@@ -13,6 +13,12 @@ pending at 74-86 %, a SWAP preemption, 7,200 tok/s generated). The queue is then
 (SINGLE_STREAM_TOK_S per running request): the server is busy, what `running` counts holds more
 than one sequence each, or requests finish between two stats lines; a stalled scheduler does
 not make thousands of tokens a second.
+
+The other face: requests that run and make no progress. Stats intervals in a row, over
+half a minute, with requests running and not one token computed (prompt or generated) are a
+stuck engine, whatever waits (vllm/183 of hold-out 10: one request, 0.0 tokens/s for 40 s
+while /health answers). A busy step is never that long: even a CPU backend's slowest step
+(vllm/81, 1.2 tok/s) computes tokens in every interval.
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ KV_ROOM = 0.9
 # second per request (sglang/111: 184 tok/s single-stream); above this per running request the
 # queue is being served.
 SINGLE_STREAM_TOK_S = 400.0
+NO_PROGRESS_ROWS = 3  # stats intervals in a row with requests running and no token computed ...
+NO_PROGRESS_S = 30  # ... over at least this long
 
 
 def find(ctx: Case) -> list[Finding]:
@@ -37,6 +45,10 @@ def find(ctx: Case) -> list[Finding]:
     if not c or ctx.events(kind_in(EVICTION_KINDS)).height or scraped_evictions(ctx):
         return []
     t = c.frames["timeline"]
+    return _waiting(ctx, t) or _no_progress(ctx, t)
+
+
+def _waiting(ctx: Case, t: pl.DataFrame) -> list[Finding]:
     stalled = t.filter(
         (pl.col("queued") > 0)
         & ((pl.col("running") == 0) | (pl.col("queued") >= QUEUE_TO_RUNNING * pl.col("running")))
@@ -63,4 +75,33 @@ def find(ctx: Case) -> list[Finding]:
         confidence="medium", evidence=ctx.evidence(stalled.head(3)),
         metrics={"stalled_intervals": stalled.height, "queue_max": stalled["queued"].max(),
                  "running_max": stalled["running"].max()},
+    )]
+
+
+def _no_progress(ctx: Case, t: pl.DataFrame) -> list[Finding]:
+    """The longest run of intervals in a row with requests running and no token computed."""
+    idle = ((pl.col("running") > 0) & (pl.col("gen_throughput").fill_null(0) == 0)
+            & (pl.col("prompt_throughput").fill_null(0) == 0))
+    runs = t.with_columns(_idle=idle).with_columns(_run=(pl.col("_idle") != pl.col("_idle").shift()).cum_sum())
+    longest = (runs.filter("_idle").group_by("_run").agg(n=pl.len(), first=pl.col("ts").min(), last=pl.col("ts").max())
+               .sort("n", descending=True).head(1))
+    if longest.height == 0 or longest["n"][0] < NO_PROGRESS_ROWS:
+        return []
+    first, last = longest["first"][0], longest["last"][0]
+    seconds = (last - first).total_seconds() if first is not None and last is not None else None
+    if seconds is None or seconds < NO_PROGRESS_S:
+        return []
+    rows = runs.filter(pl.col("_run") == longest["_run"][0])
+    return [Finding(
+        id="hang", severity="critical",
+        title="Engine stuck: requests run and no token is computed",
+        verdict=(f"In {rows.height} stats intervals in a row over {seconds:.0f} s, {value_range(rows['running'])} "
+                 f"{'request runs' if rows['running'].max() == 1 else 'requests run'} while the engine computes no "
+                 "token at all (prompt and generation throughput 0.0): the requests in flight are stuck, not slow."),
+        impact=0.9, impact_text="the requests in flight never finish",
+        recommendation=("Dump the engine's stack while it is stuck (`py-spy dump --pid <engine pid>`) to see where it "
+                        "waits; a multimodal request stuck in preprocessing, a hung collective between ranks (run "
+                        "with NCCL_DEBUG=INFO) and a deadlocked scheduler look alike from the stats."),
+        confidence="medium", evidence=ctx.evidence(rows.head(3)),
+        metrics={"stuck_intervals": rows.height, "stuck_s": seconds, "running_max": rows["running"].max()},
     )]

@@ -181,6 +181,6 @@ def concurrency(run: Run) -> Family | None:
         "gen_throughput_max": round_or_none(decode["gen_throughput"].max(), 2),
     }
     timeline = flags.select("ts", "line_no", "source", "running", "queued", "token_usage", "gen_throughput",
-                            "at_cap", "capped", "drain", "retracted", "preempted").with_columns(cap=pl.lit(cap, pl.Int64))
+                            "prompt_throughput", "at_cap", "capped", "drain", "retracted", "preempted").with_columns(cap=pl.lit(cap, pl.Int64))
     notes = {"cap": f"{origin}" + (f" (line {cap_row['line_no']})" if cap_row else "")}
     return Family("concurrency", summary, {"timeline": timeline}, notes)
