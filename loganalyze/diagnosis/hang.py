@@ -78,8 +78,11 @@ def _size(numel: int | None, numel_out: int | None) -> str:
 def torch_verdict(s: dict, progress: pl.DataFrame) -> str:
     seq, ranks = s["timeout_seq"], s.get("timeout_ranks") or []
     pg = f" in PG {s['timeout_pg']}" if s.get("timeout_pg") else ""
-    text = (f"{s['timeout_op']} (SeqNum {seq}{pg}{_size(s['timeout_numel'], s['timeout_numel_out'])}) ran for "
-            f"{s['timeout_ran_for_ms'] / 1000:,.0f} s before the {s['timeout_ms'] / 1000:,.0f} s watchdog timeout "
+    ran, limit = s["timeout_ran_for_ms"], s["timeout_ms"]
+    # A line cut after its OpType says which collective, not for how long (sglang/226 of hold-out 11).
+    how_long = (f" ran for {ran / 1000:,.0f} s before the {limit / 1000:,.0f} s watchdog timeout" if ran and limit
+                else " timed out (the line is cut before its times)")
+    text = (f"{s['timeout_op']} (SeqNum {seq}{pg}{_size(s['timeout_numel'], s['timeout_numel_out'])}){how_long} "
             f"on rank(s) {', '.join(ranks) or '?'}.")
     if seq is not None and seq <= STARTUP_SEQ:
         text += (f" It is collective #{seq} of its process group: a start-up hang (a peer never joined or P2P is "

