@@ -15,7 +15,9 @@ import polars as pl
 
 from loganalyze.diagnosis.base import Case, Finding
 
-LOOPBACK = r"Using (?:\[\d+\])?([\w.-]+):(127\.\d+\.\d+\.\d+|::1)(?:<\d+>)?"
+# `Using [0]lo:127.0.0.1<0>` (NET/Socket), `lo:127.0.0.1<0>` (Bootstrap, its value after
+# `Using`), `Using interface lo:127.0.0.1<0>` (2.3-2.4).
+LOOPBACK = r"(?:Using (?:interface )?)?(?:\[\d+\])?([\w.-]+):(127\.\d+\.\d+\.\d+|::1)(?:<\d+>)?"
 
 
 def _hosts(ctx: Case) -> int:

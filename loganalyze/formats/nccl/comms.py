@@ -106,6 +106,9 @@ COMM_KINDS = (
           ("NCCL INFO NET/IB : No device found.", "NCCL INFO NET/IB : Using [0]mlx5_bond_0:1/RoCE [RO]; OOB bond0:10.0.0.1<0>")),
     _comm("net_socket", "net_socket", "NET/Socket", r"^NET/Socket ?: ?(?P<value>.*)$",
           ("NCCL INFO NET/Socket : Using [0]eno1np0:10.0.0.1<0>",)),
+    # NCCL 2.3-2.4 list each socket interface they take on a line of its own (nccl/243 of hold-out 11).
+    _comm("net_interface", "net_socket", "NET : Using interface ", r"^NET : (?P<value>Using interface \S+)",
+          ("NCCL INFO NET : Using interface lo:127.0.0.1<0>",)),
     _comm("net_plugin", "net_plugin", "NET/Plugin", r"^NET/Plugin ?: ?(?P<value>.*)$",
           ("NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation",
            "NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal net plugin.")),
