@@ -114,10 +114,15 @@ class Case:
         return sorted(ids)
 
     def by_client(self) -> pl.Expr:
-        """Events a benchmark client printed: those of its files (`client_sources`) and the
-        tracebacks that run through a client's code (CLIENT_CODE)."""
-        return pl.col("source").is_in(self.client_sources()) | (
-            kind_in(TRACEBACKS) & pl.col("message").str.contains(CLIENT_CODE).fill_null(False))
+        """Events a benchmark client printed: those of its files (`client_sources`), the
+        tracebacks that run through a client's code (CLIENT_CODE), and the exception chained
+        to such a traceback (`The above exception was the direct cause of the following
+        exception:`, then the next traceback: one failure, bench/235 of hold-out 11)."""
+        client = kind_in(TRACEBACKS) & pl.col("message").str.contains(CLIENT_CODE).fill_null(False)
+        before = lambda expr, n: expr.shift(n).over("source", order_by="line_no")  # noqa: E731
+        chained = (kind_in(TRACEBACKS) & (before(pl.col("kind"), 1) == "traceback_chain")
+                   & before(client, 2)).fill_null(False)
+        return pl.col("source").is_in(self.client_sources()) | client | chained
 
     def after_shutdown(self, rows: pl.DataFrame) -> pl.Series:
         """Which of `rows` (with source and line_no) come after a shutdown began in their source

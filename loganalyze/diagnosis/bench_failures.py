@@ -424,6 +424,34 @@ def _client_crashed(ctx: Case) -> list[Finding]:
     )]
 
 
+# A client's own words for a request it lost (lework/llm-benchmark's `Error during request:
+# Connection error.` and `Request 0 failed`, bench/236 of hold-out 11; the OpenAI SDK's
+# `Connection error.`), at the level ERROR or WARNING of the client's log.
+REQUEST_FAILED = r"(?i)\brequest \S+ failed\b|\berror during request\b|\bconnection error\b|\bfailed request"
+
+
+def _client_request_errors(ctx: Case) -> list[Finding]:
+    """The client's log says requests failed and no result follows: how many lines say so,
+    the most frequent one quoted. Not how many requests were lost (a line may be a retry)."""
+    clients = ctx.client_sources()
+    rows = ctx.events(pl.col("source").is_in(clients) & pl.col("severity").is_in(["error", "warning"])
+                      & pl.col("message").str.contains(REQUEST_FAILED).fill_null(False)) if clients else pl.DataFrame()
+    if rows.height == 0:
+        return []
+    said = rows.group_by("message").len().sort("len", "message", descending=[True, False]).row(0)
+    return [Finding(
+        id="bench-failures", severity="warning",
+        title="The benchmark client's requests failed and it printed no result",
+        verdict=(f"{rows.height:,} line(s) of the client's log say a request failed (the most frequent: "
+                 f"`{said[0][:120]}`, x{said[1]}) and no benchmark result follows: this run measured nothing."),
+        impact=1.0, impact_text="the benchmark produced no result",
+        recommendation=("Check that the client reaches the server (its --url / base URL and port, the model name, "
+                        "an API key) and that the server is up: run one request by hand (curl), then rerun."),
+        confidence="medium", evidence=ctx.evidence(rows.head(2)),
+        metrics={"problem": "client-request-errors", "lines": rows.height},
+    )]
+
+
 def _client_answers(ctx: Case) -> list[Finding]:
     """Error answers in the client's own request lines (httpx's `HTTP Request: POST ...
     "HTTP/1.1 503 Service Unavailable"`, fixtures/real/bench/81), where no result counts failed
@@ -462,7 +490,8 @@ def _client_answers(ctx: Case) -> list[Finding]:
 def find(ctx: Case) -> list[Finding]:
     sweep = ctx.metrics.get("sweep")
     if not sweep:
-        return (_usage_error(ctx) or _all_failed(ctx) or _client_crashed(ctx)) + _client_answers(ctx)
+        return ((_usage_error(ctx) or _all_failed(ctx) or _client_crashed(ctx) or _client_request_errors(ctx))
+                + _client_answers(ctx))
     # One result per level, plus the results of no level: they name none, or print no
     # throughput to rank them by (a block cut short, a run where nearly every request failed).
     levels, results = sweep.frames["levels"], sweep.frames["results"]

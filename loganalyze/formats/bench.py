@@ -50,7 +50,7 @@ SECTION = (r"^-{3,}(?:Time to First Token|Time per Output Token \(excl\. 1st tok
 
 TOOLS = (
     r"sglang\.(?:bench_serving|benchmark\.serving|bench_one_batch_server|bench_one_batch|bench_latency|"
-    r"benchmark\.one_batch)|vllm bench (?:serve|latency|throughput)|benchmark_(?:serving|latency|throughput)\.py"
+    r"bench_offline_throughput|benchmark\.one_batch)|vllm bench (?:serve|latency|throughput)|benchmark_(?:serving|latency|throughput)\.py"
     r"|genai-perf(?: profile)?|aiperf profile|guidellm (?:benchmark|run)"
 )
 
