@@ -223,7 +223,11 @@ def split_prefix(fmt: LogFormat, frame: pl.DataFrame, ctx: Context) -> pl.DataFr
     groups = pl.col(PFX)
     out = frame.with_columns(*_prefix_columns(fmt, frame), msg=pl.coalesce(groups.struct.field("msg"), pl.col("text")))
     out = out.drop(PFX).with_columns(msg=leader.strip_suffix(out["msg"]))
-    behind = peel_leaders(fmt, out, "msg", pl.repeat(True, out.height, eager=True), ctx)
+    # A level the prefix found inside its message (NCCL's `INFO ...`: the kinds read it) is
+    # the message's own start, not a leader.
+    own_level = (out["msg"].str.starts_with(out["level"] + " ").fill_null(False) if "level" in out.columns
+                 else pl.repeat(False, out.height, eager=True))
+    behind = peel_leaders(fmt, out, "msg", ~own_level, ctx)
     out = out if behind is None else behind
     if "ts_raw" not in out.columns:
         out = out.with_columns(ts_raw=pl.lit(None, pl.String))

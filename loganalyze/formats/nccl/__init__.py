@@ -4,8 +4,9 @@ NCCL writes straight to stdout/stderr (or NCCL_DEBUG_FILE), so its lines turn up
 SGLang and vLLM logs, behind launcher prefixes, and in files of their own: the format is
 embeddable. Lines have the envelope `host:pid:tid [cudaDev] NCCL INFO|WARN|TRACE msg`
 (WARN adds `file.cc:LINE`, and `(function)` from 2.30.7; 2.26+ may put `[date time] ` in
-front). The message, level included (`NCCL INFO ...`), is what the kinds see, so a WARN
-kind can be told from an INFO one; the level is cut off before fields are extracted.
+front; 2.0-2.2 print no `NCCL` tag). The message, level included (`INFO ...`), is what the
+kinds see, so a WARN kind can be told from an INFO one; the level is cut off before fields
+are extracted.
 PyTorch's watchdog and error lines have no envelope and are matched anywhere in the line.
 Formats: docs/formats-sources.md#nccl-debug-output (NCCL 2.4 to 2.30.7, PyTorch 1.x to 2.7); the transport
 and ring lines of every release from 2.3 are in docs/formats-nccl.md.
@@ -56,13 +57,14 @@ RECORD_HEADER = r"[^\s:\[\]]*[^\s:\[\]\d][^\s:\[\]]*:\d+:\d+ (?:\[\d+\] )?(?:[\w
 
 FORMAT = LogFormat(
     name="nccl",
-    description="NCCL_DEBUG output (2.3 - 2.30) and PyTorch ProcessGroupNCCL watchdog/errors, anywhere",
-    releases="NCCL 2.3 - 2.30.7; PyTorch 1.x - 2.7",
+    description="NCCL_DEBUG output (2.0 - 2.30) and PyTorch ProcessGroupNCCL watchdog/errors, anywhere",
+    releases="NCCL 2.0 - 2.30.7; PyTorch 1.x - 2.7",
     prefix=PREFIX,
     kinds=KINDS,
     ts_formats=(TsFormat("%Y-%m-%d %H:%M:%S%.f"), TsFormat("%Y-%m-%dT%H:%M:%S%.f")),
     detect=(
         r"\S+:\d+:\d+ \[\d+\] (?:[\w./-]+:\d+ )?NCCL (?:INFO|WARN|TRACE) ",
+        r"^\S+:\d+:\d+ \[\d+\] (?:[\w./-]+:\d+ )?(?:INFO|WARN) ",  # 2.0-2.2: no NCCL tag
         r"NCCL (?:INFO|WARN) ",
         r"^NCCL version \d",
         r"ProcessGroupNCCL\.cpp:\d+\]",
@@ -84,11 +86,13 @@ FORMAT = LogFormat(
         (r"Ring \d\d : \d+ -> \d+ \[(?:send|receive)\] via ", "2.4"),
         (r"Ring \d\d : \d+ -> \d+ via NET/", "2.3"),
         (r"Ring \d\d : \d+\[\d{1,3}\] -> \d+\[\d{1,3}\] via ", "2.3-2.4"),
+        (r"^\S+:\d+:\d+ \[\d+\] (?:[\w./-]+:\d+ )?(?:INFO|WARN) ", "2.0-2.2"),
     ),
     embeddable=True,
     record_start=RECORD_START,
     record_marks=("NCCL ",),
     record_header=RECORD_HEADER,
-    # Every NCCL envelope and c10d line holds "NCCL"; the C++ abort and its frames do not.
-    gate=("NCCL", "DistBackendError", "frame #"),
+    # Every NCCL envelope and c10d line holds "NCCL"; the C++ abort and its frames do not, nor
+    # do 2.0-2.2's envelopes (`[3] INFO `, `socket.h:194 WARN `).
+    gate=("NCCL", "DistBackendError", "frame #", "] INFO ", " WARN "),
 )

@@ -53,7 +53,7 @@ COMM_KINDS = (
     _comm("version", "version", "NCCL version ",
           r"NCCL version (?P<version>\d+\.\d+\.\d+)[\w.-]*?(?:\+cuda(?P<cuda>[\d.]+))?", (
               "NCCL INFO NCCL version 2.26.5+cuda12.9", "NCCL version 2.8.2+cuda11.1",
-          ), match=r"NCCL version \d+\.\d+\.\d+[\w.-]*\+cuda|^NCCL INFO NCCL version "),
+          ), match=r"NCCL version \d+\.\d+\.\d+[\w.-]*\+cuda|^INFO NCCL version "),
     _comm("git_version", "git_version", "NCCL git version", r"NCCL git version (?P<value>.+)$",
           ("NCCL INFO NCCL git version master 1a2b3c4",)),
     _comm("cuda_driver", "cuda_driver", "cudaDriverVersion", r"cudaDriverVersion (?P<driver>\d+)",
@@ -128,6 +128,6 @@ COMM_KINDS = (
 
 # Any other envelope line: kept (message in `value`) so NCCL lines never fall to `unparsed`
 # of the file's own format.
-OTHER = _comm("nccl_other", "other", "NCCL ", r"^(?P<value>.*)$", ("NCCL INFO Using non-device net plugin version 0",),
-              match=r"^NCCL (?:INFO|TRACE|CALL|ABORT) ")
+OTHER = _comm("nccl_other", "other", ("INFO ", "TRACE ", "CALL ", "ABORT "), r"^(?P<value>.*)$",
+              ("NCCL INFO Using non-device net plugin version 0",), match=r"^(?:INFO|TRACE|CALL|ABORT) ")
 

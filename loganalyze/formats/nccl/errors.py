@@ -196,7 +196,7 @@ TORCH_KINDS = (
 
 NCCL_EVENTS = (
     LineKind(
-        name="nccl_warn", table="events", needle="NCCL WARN ", match=r"^NCCL WARN ", rewrites=STRIP, message=True,
+        name="nccl_warn", table="events", needle="WARN ", match=r"^WARN ", rewrites=STRIP, message=True,
         const={"severity": "warning"}, handler=chain(_warn_fields, declared("events")),
         samples=(Sample("NCCL WARN Cuda failure 'peer access is not supported between these two devices'",
                         category="cuda_failure"),
@@ -230,7 +230,7 @@ NCCL_EVENTS = (
     # refused a few times and then connects; the diagnosis decides when it is a failure.
     LineKind(
         name="nccl_connect_retry", table="events", needle="connect returned ",
-        match=r"^NCCL INFO (?:socketPollConnect: connect|Call to connect) returned ",
+        match=r"^INFO (?:socketPollConnect: connect|Call to connect) returned ",
         pattern=r"returned (?P<reason>[^,]+), retrying(?: \((?P<attempt>\d+)/(?P<attempts>\d+)\))?"
                 r"(?: after sleep for (?P<sleep_ms>\d+) msec)?",
         types={"attempt": I, "attempts": I, "sleep_ms": I}, rewrites=STRIP, pack="fields", message=True,

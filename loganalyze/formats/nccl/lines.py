@@ -13,20 +13,30 @@ I, F, S, B = pl.Int64, pl.Float64, pl.String, pl.Boolean
 # Anything in front (launcher prefixes the wrappers left, `[0] `, a line counter, a clock), then
 # `[rankN]:`, the optional 2.26+ timestamp, host:pid:tid (a host name is not all digits, so a
 # clock's `10:00:01` is not one), [cudaDev], TRACE's elapsed ms,
-# WARN's file:line (and 2.30.7's (function)), and the level. Only the level is required:
-# cut excerpts keep `NCCL INFO Trees ...` or `[1] NCCL INFO Channel ...`.
+# WARN's file:line (and 2.30.7's (function)), and the `NCCL` tag. Only the tag is required:
+# cut excerpts keep `NCCL INFO Trees ...` or `[1] NCCL INFO Channel ...`. NCCL 2.0-2.2 print
+# no tag (`host:2123:2230 [3] INFO transport/net_ib.cu:555 -> 2`, `host:3171:3171 [0]
+# misc/ibvwrap.cu:61 WARN Failed to open libibverbs.so[.1]`): there the host and [cudaDev]
+# are required instead. The message starts at the level either way, so every kind reads one.
+HOST = r"(?P<host{n}>[^\s:\[\]]*[^\s:\[\]\d][^\s:\[\]]*):(?P<pid{n}>\d+):(?P<tid{n}>\d+) "
+SRC = r"[\w./-]*[A-Za-z.][\w./-]*:\d+"
+LEVELS = "INFO|WARN|TRACE|CALL|ABORT"
 PREFIX = (
     r"^.*?"
     r"(?:\[rank(?P<rank>\d+)\]:\s*)?"
     r"(?:\[(?P<ts>\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]\s*)?"
-    r"(?:(?P<host>[^\s:\[\]]*[^\s:\[\]\d][^\s:\[\]]*):(?P<pid>\d+):(?P<tid>\d+) )?"
+    r"(?:"
+    rf"(?:{HOST.format(n='')})?"
     r"(?:\[(?P<gpu>\d+)\] )?"
     r"(?:(?P<elapsed_ms>\d+\.\d+) )?"
-    r"(?:(?P<src>[\w./-]*[A-Za-z.][\w./-]*:\d+)(?: \((?P<func>[^)]*)\))? )?"
-    r"(?P<msg>NCCL (?P<level>INFO|WARN|TRACE|CALL|ABORT) .*)$"
+    rf"(?:(?P<src>{SRC})(?: \((?P<func>[^)]*)\))? )?"
+    r"NCCL "
+    rf"|{HOST.format(n='__2')}\[(?P<gpu__2>\d+)\] (?:(?P<src__2>{SRC}) )?"
+    r")"
+    rf"(?P<msg>(?P<level>{LEVELS}) .*)$"
 )
 
-ENVELOPE = r"^NCCL [A-Z]+ "
+ENVELOPE = rf"^(?:{LEVELS}) "
 STRIP = ((ENVELOPE, ""),)
 # `glued`: the records before a row's on its line (loganalyze/formats/glued.py), counted by ingest.
 ENGINE_COLUMNS = {"text", "msg", "body", "ok", "owner", "cont", "cont_lines", "wrap_ts", "glued"}
