@@ -83,8 +83,8 @@ def _failed(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
         return []
     worst = bad.sort("share", descending=True).row(0, named=True)
     failed = int(bad["failed"].sum())
-    total = (f"{failed + int(bad['completed'].sum()):,} requests" if bad["completed"].null_count() == 0
-             else "the requests its results count (none counts a success)")
+    requests = failed + int(bad["completed"].sum()) if bad["completed"].null_count() == 0 else None
+    total = f"{requests:,} requests" if requests is not None else "the requests its results count (none counts a success)"
     at = f" at C={worst['c']}" if worst["c"] is not None else ""
     errors = _client_errors(ctx) or _summary_errors(bad)
     said = (f" The client's errors: {'; '.join(e + (f' (x{n})' if n else '') for e, n in errors)}." if errors else "")
@@ -108,8 +108,7 @@ def _failed(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
                         "client output or the server log; lower the request rate or concurrency, or raise the "
                         "client timeout, and rerun before comparing numbers."),
         evidence=_prompts_line(ctx, worst) + bench_evidence(ctx.run, worst, "completed", "failed") + refused_evidence,
-        metrics={"problem": "failed-requests", "failed": failed,
-                 "requests": failed + int(bad["completed"].sum()) if bad["completed"].null_count() == 0 else None,
+        metrics={"problem": "failed-requests", "failed": failed, "requests": requests,
                  "worst_share": round(float(worst["share"]), 3)},
     )]
 
@@ -290,9 +289,8 @@ def _overload(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
     # how a throughput test is run (sglang/11: 256 at 256): a flood only where the latencies
     # show the queue (bench/218 of hold-out 9: 320 of 320, TTFT 165 s behind max_num_seqs 135).
     capped = pl.col("max_concurrency").is_not_null()
-    waited = ((pl.col("ttft_mean") >= QUEUED_TTFT_MS)
-              & (pl.col("ttft_mean") >= QUEUED_RATIO * pl.col("tpot_mean")).fill_null(True)).fill_null(False)
-    holds_back = capped & ((pl.col("max_concurrency") < pl.coalesce("num_prompts", "completed")) | ~waited)
+    holds_back = capped & ((pl.col("max_concurrency") < pl.coalesce("num_prompts", "completed"))
+                           | ~queued.fill_null(False))
     over = rows.filter(~holds_back.fill_null(capped) & (burst | unknown | too_fast | all_in))
     if over.height == 0:
         return []
