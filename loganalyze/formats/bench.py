@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.formats import bench_json, result_tables
+from loganalyze.formats import bench_json, common, result_tables
 from loganalyze.formats.bench_results import ANY_LINE_RESULT, HEADER, SUMMARY, TRTLLM_SECTION, results
 from loganalyze.formats.bench_tables import BENCH
 from loganalyze.formats.config import explode_pairs, repr_dump
@@ -51,7 +51,7 @@ SECTION = (r"^-{3,}(?:Time to First Token|Time per Output Token \(excl\. 1st tok
 TOOLS = (
     r"sglang\.(?:bench_serving|benchmark\.serving|bench_one_batch_server|bench_one_batch|bench_latency|"
     r"bench_offline_throughput|benchmark\.one_batch)|vllm bench (?:serve|latency|throughput)|benchmark_(?:serving|latency|throughput)\.py"
-    r"|genai-perf(?: profile)?|aiperf profile|guidellm (?:benchmark|run)"
+    r"|genai-perf(?: profile)?|aiperf profile|guidellm (?:benchmark|run)|trtllm-bench"
 )
 
 CMDLINE = rf"(?:^|[\s/])(?:{TOOLS})(?:\s|$)"
@@ -70,11 +70,18 @@ CHART_MORE = rf"{CHART_ROW}|{CHART_BORDER}|^\s*-?\d+(?:\.\d+)?(?:\s+-?\d+(?:\.\d
 
 ALL_FAILED = r"^(?:\S+\.py:\d+: UserWarning: )?All requests failed\. This is likely due to a misconfiguration"
 
+# trtllm-bench's own steps, logged behind TensorRT-LLM's `[11/21/2024-10:26:10] [TRT-LLM] [I] `
+# (tensorrt_llm/bench/benchmark/*.py, 0.15 - 1.x): words no server prints, so a console of
+# trtllm-bench that dies before its PERFORMANCE OVERVIEW is still the client's (bench/224).
+TRTLLM_PHASE = (r"Preparing to run (?:throughput|latency) benchmark\.\.\.|Setting up benchmarker and infrastructure\."
+                r"|Setting up (?:throughput|latency) benchmark\.|Initializing (?:Throughput|Latency) Benchmark\. \[rate=[^\]]*\]"
+                r"|Ready to start benchmark\.|Benchmark Shutdown called!|Starting benchmarking async task\.")
 PHASE = (r"^\s*(?P<phase>Starting initial single prompt test run\.\.\.|Initial test run completed\. Starting main benchmark run"
          r"\.\.\.|Skipping initial test run\. Starting main benchmark run\.\.\.|Starting warmup with (?P<warmups>\d+) "
          r"sequences?\.\.\.|Warmup completed with (?P<warmed>\d+) sequences?\. Starting main benchmark run\.\.\."
          r"|(?:Starting|Stopping) profiler\.\.\.|Profiler (?:started|stopped)"
-         r"|tip: install termplotlib and gnuplot to plot the metrics|Waiting for endpoint to become up in \d+ seconds)\s*$")
+         r"|tip: install termplotlib and gnuplot to plot the metrics|Waiting for endpoint to become up in \d+ seconds"
+         rf"|{TRTLLM_PHASE})\s*$")
 
 
 def tool_name(printed: pl.Expr) -> pl.Expr:
@@ -228,7 +235,8 @@ KINDS = (
     LineKind(
         name="bench_phase", table="events",
         needle=("test run", "Starting warmup", "Warmup completed", "profiler", "Profiler", "tip: install termplotlib",
-                "Waiting for endpoint"),
+                "Waiting for endpoint", "benchmark.", "Benchmark. [", "Benchmark Shutdown", "benchmarker and",
+                "benchmarking async"),
         match=PHASE, pattern=PHASE, types={"warmups": pl.Int64, "warmed": pl.Int64}, pack="fields", message=True,
         const={"severity": "info"},
         samples=("Starting initial single prompt test run...",
@@ -236,7 +244,10 @@ KINDS = (
                  "Skipping initial test run. Starting main benchmark run...",
                  "Warmup completed with 1 sequences. Starting main benchmark run...",
                  "tip: install termplotlib and gnuplot to plot the metrics",
-                 "Stopping profiler..."),
+                 "Stopping profiler...",
+                 "[11/21/2024-10:26:10] [TRT-LLM] [I] Preparing to run throughput benchmark...",
+                 "[11/21/2024-10:26:10] [TRT-LLM] [I] Initializing Throughput Benchmark. [rate=-1 req/s]",
+                 "[11/21/2024-10:26:11] [TRT-LLM] [I] Benchmark Shutdown called!"),
     ),
     # A text plot before the result block: `vllm bench serve` and sglang.bench_serving draw
     # output tokens and requests per second with termplotlib (gnuplot's dumb terminal) when it
@@ -287,6 +298,9 @@ FORMAT = LogFormat(
     releases="sglang 0.1.22 - 0.5.x, vLLM 0.3 - 0.33",
     prefix=r"^(?P<msg>.*)$",
     kinds=KINDS,
+    # A client's console is a file of this format's own: its tracebacks are the client's
+    # (bench-failures: it died before its result, bench/209), not a server's crash.
+    own_kinds=(common.TRACEBACK, common.TRACEBACK_CHAIN),
     embeddable=True,
     detect=(HEADER, SUMMARY, TRTLLM_SECTION, result_tables.GUIDELLM_CSV, r"^(?:Successful requests|Load time):\s*\S",
             r"^elapsed_time: [\d.]+s$", CMDLINE, r"^Prefill\. latency: .* token/s$", r"^Avg latency: [\d.]+ seconds$",
@@ -296,7 +310,7 @@ FORMAT = LogFormat(
             result_tables.TEXT_HEAD, result_tables.MD_METRIC, r"^\s*Benchmark\s*\|\s*(?:Start Time|Per Second)\s*\|",
             result_tables.RUN_HEAD, result_tables.SPACED_HEAD, result_tables.HEADLESS_ROW, result_tables.STAT_HEAD_ROW,
             result_tables.KEY_VALUE_HEAD,
-            r"^Successful/total requests: \d+/\d+\s*$", SECTION, ALL_FAILED),
+            r"^Successful/total requests: \d+/\d+\s*$", SECTION, ALL_FAILED, rf"\[TRT-LLM\] \[I\] (?:{TRTLLM_PHASE})"),
     versions=(
         (r"^Max reqeuest concurrency:", "sglang 0.4.0-0.4.6"),
         (r"^Total input vision tokens:", "sglang 0.5.4+"),

@@ -23,6 +23,8 @@ LEVELS = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|NOTICE|TRACE"
 
 ISO = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z| ?[+-]\d\d:?\d\d)?"
 SLASH_DATE = r"\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?"  # Go's log package: 2024/07/12 02:23:54
+# TensorRT-LLM's Python logger: `[11/21/2024-10:26:10]`, month first.
+US_DATE = r"\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d(?:\.\d+)?"
 MONTH_DAY = r"\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?"
 SYSLOG = rf"(?:{MONTHS}) [ \d]\d \d\d:\d\d:\d\d"
 CLOCK = r"\d\d:\d\d:\d\d(?:[.,]\d+)?"
@@ -33,7 +35,7 @@ GLOG = r"(?P<level__3>[IWEF])(?P<ts__3>(?:\d{4})?\d{4} \d\d:\d\d:\d\d\.\d+) +(?:
 # Ray's C++ logging (raylet, core_worker, its signal handler's `logging.cc`): the date and
 # clock in brackets with a level letter, the process and thread ids, then file.cc:N.
 RAY_CPP = rf"\[(?P<ts__4>{ISO}) (?P<level__5>[IWEF]) \d+ \d+\] [\w.-]+\.(?:cc|h):\d+: ?"
-STAMP = rf"(?:{ISO}|{SLASH_DATE}|{MONTH_DAY}|{SYSLOG}|{CLOCK}|{EPOCH})"
+STAMP = rf"(?:{ISO}|{SLASH_DATE}|{US_DATE}|{MONTH_DAY}|{SYSLOG}|{CLOCK}|{EPOCH})"
 # Bare, epoch seconds need their fraction: a table row starts with ten digits too (nccl-tests' 1073741824).
 BARE_STAMP = rf"(?:{ISO}|{SLASH_DATE}|{MONTH_DAY}|{SYSLOG}|{CLOCK}|1\d{{9}}\.\d{{3,}})"
 
@@ -56,6 +58,8 @@ TOKENS = (
     rf"\[?(?P<level>{LEVELS})\]?{SEP}",
     rf"(?P<level__2>{LEVELS}):[A-Za-z_][\w.]*:",  # Python's basicConfig: INFO:vllm.engine:
     r"\[\d+(?:,\d+)?\](?:<std(?:out|err)>)?:? ?",  # MPI rank tags: [0], [1,0]<stdout>:
+    # TensorRT-LLM's loggers: Python's `[TRT-LLM] [I] ` (a level letter), C++'s `[TensorRT-LLM][INFO] `.
+    rf"\[TRT-LLM\] ?\[(?P<level__6>[IWEV])\] |\[TensorRT-LLM\](?:\[(?P<level__7>{LEVELS})\])? ?",
     r"\[?(?:(?:DP|TP|EP|PP|ATTN_CP|MOE_DP)\d+ ?)+\] ?",  # SGLang rank tags, leading `[` lost or not
     # A fork's or a user's logger around SGLang's: a pid, then rank tags and file:line in one
     # bracket (`INFO 120984 [ TP0 scheduler.py:3190] `, `INFO 8900 [ DP15 TP15 EP15 x.py:222] `).
@@ -114,8 +118,10 @@ def split(text: pl.Series, comments: bool = True) -> pl.DataFrame:
         "lead_ts": groups["ts"].fill_null(groups["ts__2"]).fill_null(_glog_stamp(groups["ts__3"]))
         .fill_null(groups["ts__4"]),
         "lead_level": groups["level"].fill_null(groups["level__2"]).fill_null(groups["level__3"])
-        .fill_null(groups["level__4"]).fill_null(groups["level__5"]).replace(
-            {"WARN": "WARNING", "FATAL": "CRITICAL", "I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}),
+        .fill_null(groups["level__4"]).fill_null(groups["level__5"]).fill_null(groups["level__6"])
+        .fill_null(groups["level__7"]).replace(
+            {"WARN": "WARNING", "FATAL": "CRITICAL", "I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL",
+             "V": "DEBUG"}),
         "rest": strip_suffix(text.str.slice(lead.str.len_chars())),
     })
 
@@ -157,11 +163,11 @@ def peel_both(text: pl.Series) -> dict[bool, pl.Series]:
 
 def parse_stamp(stamp: pl.Expr, year: int, base_date: str) -> pl.Expr:
     """A leader's timestamp text as a Datetime: ISO with or without T, zone or fraction (Go's
-    slashed date too);
+    slashed date and TensorRT-LLM's `11/21/2024-10:26:10` too);
     `MM-DD HH:MM:SS` and syslog's `Mon DD HH:MM:SS` in `year`; a clock time on `base_date`;
     epoch seconds. A zone is dropped, as the wrappers drop kubectl's."""
     s = (stamp.str.replace(r"(?:Z| ?[+-]\d\d:?\d\d)$", "").str.replace(",", ".").str.replace("T", " ")
-         .str.replace(r"^(\d{4})/(\d\d)/", "$1-$2-"))
+         .str.replace(r"^(\d{4})/(\d\d)/", "$1-$2-").str.replace(r"^(\d\d)/(\d\d)/(\d{4})-", "$3-$1-$2 "))
     full = "%Y-%m-%d %H:%M:%S%.f"
     return pl.coalesce(
         s.str.to_datetime(full, strict=False, time_unit="us"),

@@ -10,7 +10,8 @@ that double as tests (as lnav's format files do), some with the field values the
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import polars as pl
 
@@ -130,6 +131,16 @@ class LogFormat:
     # record begun in the middle of another writer's output, where no leader stands before
     # it, starts with one (loganalyze/formats/glued.py).
     record_header: str | None = None
+    # Kinds read only in a file of the format's own, not where an embeddable format claims
+    # its lines inside another's file: a traceback in a benchmark client's console is the
+    # client's, one inside a server's log the server's.
+    own_kinds: tuple[LineKind, ...] = ()
+
+    @cached_property
+    def alone(self) -> "LogFormat":
+        """The format as it reads a file of its own: its kinds and its own_kinds. Made once
+        per format, since the engine keys its compiled needles by the kinds tuple."""
+        return replace(self, kinds=self.kinds + self.own_kinds, own_kinds=()) if self.own_kinds else self
 
 
 @dataclass(frozen=True)

@@ -95,11 +95,11 @@ def _parse_whole(frame: pl.DataFrame, primary: LogFormat, ctx: Context, state: d
 def _parse_formats(frame: pl.DataFrame, primary: LogFormat,
                    ctx: Context) -> tuple[dict[str, list], dict[str, Counter], pl.DataFrame]:
     """Every format's tables and lines per table for the batch, and the lines none claimed;
-    the embeddable formats (NCCL inside a server log, say) first."""
+    the embeddable formats (NCCL inside a server log, say) first, the file's own with its own_kinds."""
     remaining = frame
     tables: dict[str, list[pl.DataFrame]] = {}
     lines: dict[str, Counter] = {}
-    for fmt in [f for f in formats.active().embeddable() if f is not primary] + [primary]:
+    for fmt in [f for f in formats.active().embeddable() if f is not primary] + [primary.alone]:
         if remaining.height == 0:
             break
         got = parse(fmt, remaining, ctx)
