@@ -18,7 +18,12 @@ The other face: requests that run and make no progress. Stats intervals in a row
 half a minute, with requests running and not one token computed (prompt or generated) are a
 stuck engine, whatever waits (vllm/183 of hold-out 10: one request, 0.0 tokens/s for 40 s
 while /health answers). A busy step is never that long: even a CPU backend's slowest step
-(vllm/81, 1.2 tok/s) computes tokens in every interval.
+(vllm/81, 1.2 tok/s) computes tokens in every interval. Where the stats stop, vLLM says it
+itself: its engine logs `No available shared memory broadcast block found in 60 seconds` each
+minute its workers take no step. Two of them after a stats line of requests running and no
+token computed, and no stats line between that shows progress, are the same stuck engine
+(vllm/207 of hold-out 12: two DP engines of 2 running each on Ascend, 0.0 tokens/s, then the
+wait every minute). Alone the wait is no hang: a long compilation logs it too.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ KV_ROOM = 0.9
 SINGLE_STREAM_TOK_S = 400.0
 NO_PROGRESS_ROWS = 3  # stats intervals in a row with requests running and no token computed ...
 NO_PROGRESS_S = 30  # ... over at least this long
+BROADCAST_WAITS = 2  # vLLM's one-minute waits for its workers after such an interval
 
 
 def find(ctx: Case) -> list[Finding]:
@@ -45,7 +51,7 @@ def find(ctx: Case) -> list[Finding]:
     if not c or ctx.events(kind_in(EVICTION_KINDS)).height or scraped_evictions(ctx):
         return []
     t = c.frames["timeline"]
-    return _waiting(ctx, t) or _no_progress(ctx, t)
+    return _waiting(ctx, t) or _no_progress(ctx, t) or _broadcast_wait(ctx, t)
 
 
 def _waiting(ctx: Case, t: pl.DataFrame) -> list[Finding]:
@@ -104,4 +110,34 @@ def _no_progress(ctx: Case, t: pl.DataFrame) -> list[Finding]:
                         "with NCCL_DEBUG=INFO) and a deadlocked scheduler look alike from the stats."),
         confidence="medium", evidence=ctx.evidence(rows.head(3)),
         metrics={"stuck_intervals": rows.height, "stuck_s": seconds, "running_max": rows["running"].max()},
+    )]
+
+
+def _broadcast_wait(ctx: Case, t: pl.DataFrame) -> list[Finding]:
+    """vLLM's engine waiting minute after minute for its workers after the last stats line, which
+    had requests running and no token computed."""
+    waits = ctx.events(pl.col("kind") == "shm_broadcast_wait").filter(pl.col("ts").is_not_null())
+    stamped = t.filter(pl.col("ts").is_not_null())
+    if waits.height < BROADCAST_WAITS or stamped.height == 0:
+        return []
+    before = stamped.filter(pl.col("ts") <= waits["ts"].min())
+    last = before.filter(pl.col("ts") == before["ts"].max()) if before.height else before
+    after = stamped.filter(pl.col("ts") > waits["ts"].min())
+    stuck = last.height and (last["running"] > 0).all() and (last["gen_throughput"].fill_null(0) == 0).all() \
+        and (last["prompt_throughput"].fill_null(0) == 0).all()
+    if not stuck or (after["gen_throughput"].fill_null(0) > 0).any():
+        return []
+    return [Finding(
+        id="hang", severity="critical",
+        title="Engine stuck: its workers take no step",
+        verdict=(f"The last stats line has {value_range(last['running'])} requests running and no token computed "
+                 f"(prompt and generation throughput 0.0), and then the engine waited {waits.height} times for its "
+                 "workers (`No available shared memory broadcast block found in 60 seconds`): the requests in flight "
+                 "are stuck, not slow."),
+        impact=0.9, impact_text="the requests in flight never finish",
+        recommendation=("Dump the stacks of the engine's workers while they are stuck (`py-spy dump --pid <worker pid>`) "
+                        "to see where they wait; a hung collective between ranks (run with NCCL_DEBUG=INFO) or one "
+                        "worker that died leaves the others waiting so."),
+        confidence="medium", evidence=ctx.evidence(last.head(1)) + ctx.evidence(waits.head(2)),
+        metrics={"broadcast_waits": waits.height, "running_max": last["running"].max()},
     )]
