@@ -108,12 +108,16 @@ INT = {"seq_num": I, "numel_in": I, "numel_out": I, "timeout_ms": I, "ran_for_ms
 
 TORCH_KINDS = (
     _torch("pg_watchdog_timeout", "Watchdog caught collective operation timeout",
-           rf"(?:{PG}.*?)?Watchdog caught collective operation timeout: {WORK}", "critical", (
+           # `:** ` where a ticket bolds the phrase (sglang/237 of hold-out 12)
+           rf"(?:{PG}.*?)?Watchdog caught collective operation timeout:(?:\*\*)? {WORK}", "critical", (
                Sample("[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: "
                       "WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=134217728, NumelOut=134217728, Timeout(ms)=600000) "
                       "ran for 600059 milliseconds before timing out.",
                       numel_in=134217728, numel_out=134217728, op_type="ALLREDUCE", ran_for_ms=600059, seq_num=2,
                       timeout_ms=600000),
+               Sample("[rank4]:[E304 12:54:52.122900428 ProcessGroupNCCL.cpp:616] [Rank 4] **Watchdog caught collective "
+                      "operation timeout:** WorkNCCL(SeqNum=151721, OpType=_ALLGATHER_BASE, NumelIn=8080, NumelOut=1",
+                      seq_num=151721, op_type="_ALLGATHER_BASE"),
                "[E ProcessGroupNCCL.cpp:458] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=512, "
                "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800844 milliseconds before timing out.",
                "[E ProcessGroupNCCL.cpp:414] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, "
