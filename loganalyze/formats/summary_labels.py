@@ -36,6 +36,9 @@ TOTALS = (
     (r"input token throughput|^input_tokens/min$", "input_throughput", None),
     (r"^(?:successful|completed|succeed) requests$|^successful/total requests$", "completed", None),
     (r"^failed requests$", "failed", None),
+    # evalscope's `Total requests`: those it sent, which may be fewer than its --number asked
+    # for (it stops at the end of its dataset: bench/255 of hold-out 12, 2000 of 3000).
+    (r"^total requests$", "num_prompts", None),
     (r"^(?:benchmark duration|total time|time taken for tests|elapsed_time)\b", "duration_s", "s"),
     (r"^(?:total input tokens|number of prompt tokens)$", "input_tokens", None),
     (r"^(?:total (?:generated|output) tokens|number of completion tokens)$", "output_tokens", None),
