@@ -32,7 +32,7 @@ import polars as pl
 
 from loganalyze.diagnosis.base import Case, Finding, value_range
 from loganalyze.diagnosis.kv_pressure import EVICTION_KINDS, scraped_evictions
-from loganalyze.kinds import kind_in
+from loganalyze.kinds import kind_in, kinds
 
 MIN_ROWS = 2
 QUEUE_TO_RUNNING = 5
@@ -44,6 +44,7 @@ SINGLE_STREAM_TOK_S = 400.0
 NO_PROGRESS_ROWS = 3  # stats intervals in a row with requests running and no token computed ...
 NO_PROGRESS_S = 30  # ... over at least this long
 BROADCAST_WAITS = 2  # vLLM's one-minute waits for its workers after such an interval
+BROADCAST_WAIT = kinds("shm_broadcast_wait")
 
 
 def find(ctx: Case) -> list[Finding]:
@@ -116,16 +117,16 @@ def _no_progress(ctx: Case, t: pl.DataFrame) -> list[Finding]:
 def _broadcast_wait(ctx: Case, t: pl.DataFrame) -> list[Finding]:
     """vLLM's engine waiting minute after minute for its workers after the last stats line, which
     had requests running and no token computed."""
-    waits = ctx.events(pl.col("kind") == "shm_broadcast_wait").filter(pl.col("ts").is_not_null())
+    waits = ctx.events(kind_in(BROADCAST_WAIT)).filter(pl.col("ts").is_not_null())
     stamped = t.filter(pl.col("ts").is_not_null())
     if waits.height < BROADCAST_WAITS or stamped.height == 0:
         return []
     before = stamped.filter(pl.col("ts") <= waits["ts"].min())
     last = before.filter(pl.col("ts") == before["ts"].max()) if before.height else before
     after = stamped.filter(pl.col("ts") > waits["ts"].min())
-    stuck = last.height and (last["running"] > 0).all() and (last["gen_throughput"].fill_null(0) == 0).all() \
-        and (last["prompt_throughput"].fill_null(0) == 0).all()
-    if not stuck or (after["gen_throughput"].fill_null(0) > 0).any():
+    idle = last.filter((pl.col("running") > 0) & (pl.col("gen_throughput").fill_null(0) == 0)
+                       & (pl.col("prompt_throughput").fill_null(0) == 0))
+    if last.height == 0 or idle.height < last.height or (after["gen_throughput"].fill_null(0) > 0).any():
         return []
     return [Finding(
         id="hang", severity="critical",
