@@ -65,6 +65,27 @@ def test_headerless_box_rows_read_by_the_one_client_of_their_width(ingest_one):
     assert (row["output_throughput"], row["request_throughput"], row["completed"]) == (5388.43, 1.8, 100)
 
 
+def test_headerless_percentile_rows_read_as_evalscope_seconds_layout(ingest_one):
+    """bench/233: evalscope's nine-cell percentile rows without their header: read as its
+    0.15-1.6 table (seconds), only the percentiles that are bench columns, marked partial."""
+    _, run = ingest_one(sample("bench", "233_"))
+    (row,) = rows(run)
+    assert (row["tool"], row["partial"]) == ("evalscope", True)
+    assert (row["ttft_median"], row["ttft_p99"], row["itl_p99"]) == (0.0, 0.0, None)  # `nan` is no value
+    assert (round(row["e2e_median"], 1), round(row["e2e_p99"], 1)) == (89155.9, 92180.4)
+    assert row["output_throughput"] is None  # the per-request throughput column is no run's
+
+
+def test_percentile_grid_completes_the_summary_above_it(ingest_one):
+    """bench/278: evalscope's `Percentile results:` grid (header rule drawn with dashes, as its
+    border) adds its percentiles to the `Benchmarking summary:` run above it: one run."""
+    _, run = ingest_one(sample("bench", "278_"))
+    (row,) = [r for r in rows(run) if r["kind"] == "result_table"]
+    assert (row["completed"], row["max_concurrency"], row["output_throughput"]) == (200, 5, 50.9187)
+    assert (row["ttft_mean"], row["ttft_median"], round(row["ttft_p99"], 1)) == (441.5, 346.4, 2029.8)
+    assert (round(row["e2e_median"], 1), round(row["e2e_p99"], 1), row["itl_p99"]) == (19771.3, 63345.9, 240.1)
+
+
 def test_headerless_rows_of_no_known_width_are_not_read():
     """The ais_bench grid's body without its header has no known client's width: not guessed."""
     body = [(no, text) for no, text in numbered("67_") if no >= 5 and "│" in text]

@@ -91,7 +91,10 @@ RUN_HEAD = rf"(?i)^\s*\|.*(?:(?:{LOAD}).*\|.*(?:{MEASURE})|(?:{MEASURE}).*\|.*(?
 # evalscope's summary as a markdown table (`| Key | Value |`).
 KEY_VALUE_HEAD = r"^\s*\|\s*Key\s*\|\s*Value\s*\|\s*$"
 
-HEADLESS_ROW = r"^\s*│\s*[A-Z][^│]*\([^│()]+\)\s*│\s*[-+]?\d[\d,.]*\s*│"
+# A row pasted without its header (text_tables.HEADLESS): AIPerf's box row (a quantity with its
+# unit, then a number) or evalscope's percentile row (a percentile, then 8 numbers).
+HEADLESS_ROW = (r"^\s*│\s*[A-Z][^│]*\([^│()]+\)\s*│\s*[-+]?\d[\d,.]*\s*│"
+                r"|^\s*[|│]\s*(?:\d{1,2}%|min|max)\s*[|│](?:\s*(?:[-+]?\d[\d.]*|nan)\s*[|│]){8}\s*$")
 
 # A metric table's header: a statistic per column (ais_bench's `│ Average │ Min │ Max │`).
 STAT_HEAD_ROW = r"(?i)[│┃|]\s*(?:average|avg|mean)\s*[│┃|]\s*min\s*[│┃|]\s*max\s*[│┃|]"
@@ -189,7 +192,13 @@ def generic_tables(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     starts = [i for i, (no, text) in enumerate(lines)
               if i == 0 or no != lines[i - 1][0] + 1
               or (regex.match(MD_HEAD, text) and not regex.match(text_tables.RULE, lines[i - 1][1]))]
-    return [run for a, b in zip(starts, [*starts[1:], len(lines)]) for run in text_tables.read(lines[a:b])]
+    out: list[dict[str, object]] = []
+    for run in (run for a, b in zip(starts, [*starts[1:], len(lines)]) for run in text_tables.read(lines[a:b])):
+        if run.pop(text_tables.PERCENTILES, False) and out:
+            out[-1] = {**run, **out[-1]}  # a table of percentiles adds its tails to the run above it
+        else:
+            out.append(run)
+    return out
 
 
 def headless_rows(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
@@ -199,6 +208,10 @@ def headless_rows(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     if not known:
         return []
     tool, header, body = known
+    if header[0] == "Percentiles":
+        found = text_tables.percentiles(header, list(enumerate(body)), lines[0][0])
+        return [{**{k: v for k, v in run.items() if k != text_tables.PERCENTILES}, "tool": tool, "partial": True}
+                for run in found]
     result = metric_rows(header, body)
     if not any(key != "extra" for key in result):
         return []

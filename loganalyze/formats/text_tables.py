@@ -61,7 +61,7 @@ TEXT_COLUMNS = ("tool", "backend", "label")
 # of another statistic (min, p75, N) is not read into the bench table.
 STATS = {"avg": "", "average": "", "mean": "", "value": "", "median": "median", "p50": "median",
          "p90": "p90", "p95": "p95", "p99": "p99", "max": "max", "std": "std", "stdev": "std"}
-STAT_HEAD = r"(?i)^(?:avg|average|mean|min|max|median|std|stdev|value|n|count|p\d+(?:\.\d+)?)$"
+STAT_HEAD = r"(?i)^(?:avg|average|mean|min|max|median|std|stdev|value|n|count|p\d+(?:\.\d+)?|\d+(?:\.\d+)?%)$"
 STAT_ROW = r"(?i)^(?:p?\d+(?:\.\d+)?%|p\d+(?:\.\d+)?|avg|average|mean|median|min|max|std|stdev)$"
 # A column of metric rows that says which part of a request the row measures (ais_bench's
 # `Stage`): only the whole request (`total`) is the bench table's.
@@ -69,8 +69,15 @@ STAGE = r"(?i)^stage$"
 # A table's first header cell -> the client that prints it.
 TOOLS = {"performance parameters": "ais_bench"}
 # Known clients' headers, for rows pasted without theirs: read only when exactly one has
-# the rows' width (AIPerf's console table: 8 cells).
-HEADLESS = {8: ("aiperf", ["Metric", "avg", "min", "max", "p99", "p90", "p50", "std"])}
+# the rows' width (AIPerf's console table: 8 cells, a metric a row) and its rows start as that
+# client's do. evalscope's percentile table (a percentile a row) is 9 cells from 0.15 to 1.6,
+# in seconds; from 1.7 on it prints a metric a row in milliseconds, always under its header
+# (docs/benchmark-tables.md).
+HEADLESS = {
+    8: ("aiperf", ["Metric", "avg", "min", "max", "p99", "p90", "p50", "std"]),
+    9: ("evalscope", ["Percentiles", "TTFT (s)", "ITL (s)", "TPOT (s)", "Latency (s)", "Input tokens",
+                      "Output tokens", "Output (tok/s)", "Total (tok/s)"]),
+}
 NUMBER = r"^[-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?"
 RUN_VALUE = rf"{NUMBER}\s*(?:[A-Za-z/]+)?$"  # `0.9765`, `16075.82 tok/s`; not `2.90x`
 
@@ -85,16 +92,23 @@ def split(line: str) -> list[str]:
 
 def cells(lines: list[tuple[int, str]]) -> tuple[list[list[str]], list[tuple[int, list[str]]]]:
     """The header rows and body rows (line number, cells) of one table of any drawing. The
-    rows before the first header rule are the header; a table with none has no header."""
+    rows before the first header rule are the header. A table drawn with one kind of rule
+    (tabulate's `pretty` and `simple_outline`: `+---+`, `├───┼`) marks its header by the only
+    rule inside it, under the first row; a table with neither has no header."""
     rows: list[tuple[int, list[str]]] = []
     header: list[list[str]] | None = None
+    inner: list[int] = []  # the rows above each rule, where the first row has some
     for no, text in lines:
         if regex.match(RULE, text):
             if rows and header is None and regex.match(HEAD_RULE, text):
                 header, rows = [c for _, c in rows], []
+            elif rows:
+                inner.append(len(rows))
             continue
         if any(c in text for c in SEPARATORS):
             rows.append((no, split(text)))
+    if header is None and len(rows) > 2 and [k for k in inner if k < len(rows)] == [1]:
+        header, rows = [rows[0][1]], rows[1:]
     return header or [], rows
 
 
@@ -114,6 +128,12 @@ def _words(cell: str) -> str:
     `TTFT (ms)` -> `ttft (ms)`, `Total   Latency (ms):` -> `total latency (ms)`."""
     text = regex.sub(r"\s+", " ", cell.replace("_", " ")).strip().rstrip(":").strip().lower()
     return regex.sub(r" (ms|s|us)$", r" (\1)", text)
+
+
+def _quantity(cell: str) -> str:
+    """A quantity's label words where a statistic comes before it: a bare `Latency` (evalscope's
+    percentiles) is each request's, end to end."""
+    return regex.sub(r"^latency\b", "e2e latency", _words(cell))
 
 
 def _column(labels: pl.Series, values: pl.Series) -> pl.DataFrame:
@@ -160,7 +180,8 @@ def runs(header: list[str], body: list[tuple[int, list[str]]]) -> list[dict[str,
 
 def metrics(header: list[str], body: list[tuple[int, list[str]]], line_no: int) -> list[dict[str, object]]:
     """One result of a table of metrics, on the table's first line: each cell read as
-    `<statistic> <row label>`, the rows of a stage other than the whole request left out."""
+    `<statistic> <row label>`, the rows of a stage other than the whole request left out.
+    One whose statistics are all percentiles (evalscope 1.7+) is a table of percentiles."""
     names = [h.strip().lower() for h in header]
     stage = next((i for i, h in enumerate(names) if regex.match(STAGE, h)), None)
     labels, values = [], []
@@ -168,14 +189,39 @@ def metrics(header: list[str], body: list[tuple[int, list[str]]], line_no: int) 
         if stage is not None and (stage >= len(row) or row[stage].lower() != "total"):
             continue
         for name, cell in zip(names[1:], row[1:]):
-            if name in STATS:
-                labels.append(f"{STATS[name]} {_words(row[0])}".strip())
+            if _stat(name) is not None:
+                labels.append(f"{_stat(name)} {_quantity(row[0])}".strip())
                 values.append(cell)
     result = _result(_column(pl.Series(labels, dtype=pl.String), pl.Series(values, dtype=pl.String)))
     if not _measures(result):
         return []
     tool = TOOLS.get(names[0])
-    return [{"line_no": line_no, **result, **({"tool": tool} if tool else {})}]
+    tails = all(regex.match(PERCENTILE_HEAD, name) for name in names[1:])
+    return [{"line_no": line_no, **result, **({"tool": tool} if tool else {}), **({PERCENTILES: True} if tails else {})}]
+
+
+# Marks the result of a table of percentiles: the tails of the run whose summary the report
+# printed just above it (evalscope's `Percentile results:` under its `Benchmarking summary:`).
+PERCENTILES = "of_percentiles"
+PERCENTILE_HEAD = r"^(?:\d+(?:\.\d+)?%|min|max)$"
+
+
+def percentiles(header: list[str], body: list[tuple[int, list[str]]], line_no: int) -> list[dict[str, object]]:
+    """One result of a table of percentiles (a statistic a row, a quantity a column: evalscope's
+    `| 99% | 1.23 | ...` under `| Percentiles | TTFT (s) | ...`), on the table's first line:
+    each cell read as `<row's statistic> <column>`; rows of other percentiles (10%, 66%) are
+    no bench column and are not read. Its throughputs are each request's, so no run's
+    throughput is read from them."""
+    quantities = [_quantity(column) for column in header[1:]]
+    labels, values = [], []
+    for _, row in body:
+        stat = _stat(row[0])
+        for quantity, cell in zip(quantities, row[1:]):
+            if stat is not None and quantity:
+                labels.append(f"{stat} {quantity}".strip())
+                values.append(cell)
+    result = _result(_column(pl.Series(labels, dtype=pl.String), pl.Series(values, dtype=pl.String)))
+    return [{"line_no": line_no, PERCENTILES: True, **result}] if _measures(result) else []
 
 
 def value_columns(header: list[str], body: list[tuple[int, list[str]]]) -> list[dict[str, object]]:
@@ -208,16 +254,31 @@ def headless(lines: list[tuple[int, str]]) -> tuple[str, list[str], list[list[st
     exactly one known client's table has it and every row starts with a label; else None."""
     header_rows, body = cells(lines)
     widths = {len(row) for _, row in body}
-    if header_rows or len(widths) != 1 or not all(regex.match(r"^[A-Za-z]", row[0]) for _, row in body):
+    if header_rows or len(widths) != 1 or widths.pop() not in HEADLESS:
         return None
-    known = HEADLESS.get(widths.pop())
-    return (known[0], known[1], [row for _, row in body]) if known else None
+    tool, header = HEADLESS[len(body[0][1])]
+    first = STAT_ROW if header[0] == "Percentiles" else r"^[A-Za-z]"
+    if not all(regex.match(first, row[0]) for _, row in body):
+        return None
+    return tool, header, [row for _, row in body]
+
+
+def _stat(cell: str) -> str | None:
+    """The statistic a header cell or row label names, as summary_labels reads it (`99%` and
+    `P99` are `p99`, `avg` is the mean: ''), or None for one with no bench column (`min`, `75%`)."""
+    name = cell.strip().lower()
+    return STATS.get(f"p{name[:-1]}" if name.endswith("%") else name)
+
+
+def _percentile_rows(body: list[tuple[int, list[str]]]) -> bool:
+    """Every row named by a statistic (`10%`, `p99`, `max`): a table of percentiles."""
+    return bool(body) and all(regex.match(STAT_ROW, row[0]) for _, row in body)
 
 
 def read(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     """The results of one table, by its layout: metric rows where its columns (after the
     first) are statistics, runs where its header names bench columns, else metric rows with
-    a run in each value column."""
+    a run in each value column, and percentiles where every row is named by one."""
     spaced = not any(c in t for _, t in lines for c in SEPARATORS)
     header_rows, body = spaced_cells(lines) if spaced else cells(lines)
     if not body:
@@ -227,6 +288,8 @@ def read(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     stats = [h for h in header[1:] if regex.match(STAT_HEAD, h.strip())]
     if stats and len(stats) >= len([h for h in header[1:] if not regex.match(STAGE, h.strip())]):
         return metrics(header, body, lines[0][0])
+    if header_rows and _percentile_rows(body):
+        return percentiles(header, body, lines[0][0])
     if _mapped(header) >= 2:
         return runs(header, body)
     # A table drawn with spaces has its header on its first line: one whose words map to no
