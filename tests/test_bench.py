@@ -522,3 +522,79 @@ def test_a_block_under_its_own_banner_is_whole_one_without_a_banner_partial(inge
     assert [r["partial"] for r in bench(run)] == [False]
     _, run = ingest_one(sample("bench", "57_"), name="o")
     assert [r["partial"] for r in bench(run)] == [True]
+
+
+# ---- hold-out 13: clients and shapes first met there ----
+
+def test_llmperf_summary_counts_its_errors_and_their_status(ingest_one):
+    """bench/260: LLMPerf's summary JSON, 130 of 150 requests answered 429: the failures, with
+    the status the client counted, and the latencies of the 20 that succeeded in ms."""
+    _, run = ingest_one(sample("bench", "260_"))
+    (row,) = bench(run)
+    assert (row["tool"], row["num_prompts"], row["completed"], row["failed"], row["max_concurrency"]) == \
+        ("llmperf", 150, 20, 130, 5)
+    assert (round(row["ttft_mean"], 1), round(row["itl_median"], 2)) == (899.5, 30.27)
+    (finding,) = [f for f in diagnose(run) if f.metrics.get("problem") == "failed-requests"]
+    assert finding.severity == "critical" and "HTTP 429" in finding.verdict
+
+
+def test_inference_perf_report_cut_short_is_read(ingest_one):
+    """bench/264: inference-perf's lifecycle report, pasted and cut inside its TTFT statistics:
+    10 of 10 at the rate 1.0 asked, latencies in seconds kept as ms, healthy."""
+    _, run = ingest_one(sample("bench", "264_"))
+    (row,) = bench(run)
+    assert (row["tool"], row["request_rate"], row["num_prompts"], row["completed"]) == ("inference-perf", 1.0, 10, 10)
+    assert (round(row["e2e_median"], 1), round(row["tpot_mean"], 2), round(row["ttft_mean"], 1)) == (6200.6, 19.51, 196.8)
+    assert ids(run) == []
+
+
+def test_trtllm_session_benchmark_lines_of_both_runtimes(ingest_one):
+    """bench/259: TensorRT-LLM 0.10's `[BENCHMARK] key value ...` lines, the C++ and the Python
+    benchmark's orders: one result per line, batch size as the load."""
+    _, run = ingest_one(sample("bench", "259_"))
+    cpp, py = bench(run)
+    assert (cpp["tool"], cpp["batch_size"], cpp["input_len"], cpp["output_len"]) == ("trtllm.benchmark", 1, 1024, 128)
+    assert (cpp["e2e_mean"], cpp["output_throughput"]) == (2561.35, 49.97)
+    assert (py["e2e_mean"], py["e2e_p99"], py["output_throughput"]) == (41.362, 42.102, 483.54)
+    assert ids(run) == []
+
+
+def test_sglang_task_benchmark_results_carry_the_accept_length(ingest_one):
+    """sglang/251: SGLang's mtbench prints one line a run (`#questions: 80, Throughput: ...,
+    Acceptance length: 5.39`); sglang/246 the rows of a derived script (`Latency: 34.241 s`:
+    the run's time, not a request's)."""
+    _, run = ingest_one(sample("sglang", "251_"))
+    assert [(r["num_prompts"], r["output_throughput"], r["accept_length"]) for r in bench(run)] == \
+        [(80, 378.57, 5.39), (80, 361.7, 4.68), (80, 230.08, 3.76)]
+    _, run = ingest_one(sample("sglang", "246_"), name="t2")
+    (row,) = bench(run)
+    assert (row["tool"], row["duration_s"], row["accept_length"], row["e2e_mean"]) == \
+        ("sglang.benchmark", 34.241, 3.219, None)
+
+
+def test_a_client_console_cut_at_its_traceback_is_the_clients(ingest_one):
+    """bench/269: sglang.bench_serving's dataset totals and warm-up, the bar at 1000/1000, then
+    ConnectionRefusedError: the client's file, whose run measured nothing (not a server crash)."""
+    result, run = ingest_one(sample("bench", "269_"))
+    assert result.sources[0].format == "bench"
+    assert run.config()["bench.dataset_input_tokens"] == "296523"
+    assert ids(run) == ["bench-failures"]
+
+
+def test_unstreamed_burst_is_no_overload(ingest_one):
+    """sglang/250: 128 prompts at rate inf with --disable-stream: TTFT 37300.18 ms is the E2E
+    latency (37300.16 ms), not a queue, and the server ran them all at once."""
+    _, run = ingest_one(sample("sglang", "250_"))
+    assert "bench-overload" not in ids(run)
+
+
+def test_server_stats_logged_among_a_block_are_the_servers(ingest_one, tmp_path):
+    """bench/97's lines without the one the paste cut at a comma: vLLM's stats lines right under
+    the client's result block (its `=` rule, a blank line) have a block row's `label: value`
+    shape, their leader peeled, but are the server's lines (hold-out 13's bench/276 showed it)."""
+    lines = sample("bench", "97_").read_text().splitlines()
+    path = tmp_path / "block-then-stats.log"
+    path.write_text("\n".join(line for line in lines if not line.startswith(", Running")) + "\n")
+    _, run = ingest_one(path)
+    assert run.table("stats").collect().height == 2
+    assert not [line for r in bench(run) for line in r["block"] or [] if "Avg prompt throughput" in line]

@@ -65,7 +65,7 @@ def test_sglang_as_data_is_the_same_declaration():
     assert without_handlers(data) == without_handlers(sglang.FORMAT)
     assert expectations(data) == expectations(sglang.FORMAT) and any(expectations(data))
     assert [k.name for k in data.kinds if k.handler] == [
-        "server_args", "scheduler_limits", "spec_reset",
+        "server_args", "launch_command", "scheduler_limits", "spec_reset",
         "attention_backend", "mem_fraction", "kv_cache_dtype", "chat_template", "other"]
 
 
@@ -196,10 +196,11 @@ def test_formats_lists_releases_kinds_and_samples():
     result = CliRunner().invoke(main, ["formats"])
     assert result.exit_code == 0
     assert "sglang (built-in, releases 0.1 - 0.5.23): SGLang server log" in result.output
-    assert "  decode_stats         -> stats      Decode batch, #running-req: 3, #token: 266624" in result.output
+    assert "  decode_stats           -> stats      Decode batch, #running-req: 3, #token: 266624" in result.output
     listing = {f["name"]: f for f in json.loads(CliRunner().invoke(main, ["formats", "--format", "json"]).output)}
     assert listing["sglang"]["releases"] == "0.1 - 0.5.23"
-    assert {"name": "spec_reset", "table": "config", "sample": sglang.KINDS[6].samples[0]} in listing["sglang"]["kinds"]
+    spec_reset = next(k for k in sglang.KINDS if k.name == "spec_reset")
+    assert {"name": "spec_reset", "table": "config", "sample": spec_reset.samples[0]} in listing["sglang"]["kinds"]
 
 
 # ---- checking and rejecting definitions ----
@@ -268,7 +269,8 @@ def test_check_command_exit_codes(tmp_path):
     (('"int"', '"integer"'), "kinds.count.types.n: unknown type 'integer' (types: str, int, float"),
     (('table = "events"', 'table = "evnets"'), "kinds.count.table: no table 'evnets' (tables: "),
     (('pack = "fields"', 'pack = "fields"\nhandler = { name = "magic" }'),
-     "kinds.count.handler.name: unknown handler 'magic' (handlers: repr_dump, key_equals_value, config_value, severity_from_level)"),
+     "kinds.count.handler.name: unknown handler 'magic' (handlers: repr_dump, key_equals_value, config_value, severity_from_level, "
+     "command_flags)"),
     (('pack = "fields"', 'pack = "fields"\nhandler = { name = "repr_dump", colour = "red" }'),
      "kinds.count.handler: bad arguments for repr_dump"),
     (('pack = "fields"\n', ''), "kinds.count: column 'n' is not in table events"),

@@ -27,7 +27,7 @@ from __future__ import annotations
 import polars as pl
 
 from loganalyze.formats import bench_json, common, result_tables
-from loganalyze.formats.bench_results import ANY_LINE_RESULT, HEADER, SUMMARY, TRTLLM_SECTION, results
+from loganalyze.formats.bench_results import ANY_LINE_RESULT, HEADER, SGLANG_TASK, SUMMARY, TRTLLM_SECTION, TRTLLM_SESSION, results
 from loganalyze.formats.bench_tables import BENCH
 from loganalyze.formats.config import explode_pairs, repr_dump
 from loganalyze.formats.spec import LineKind, LogFormat, Sample
@@ -36,6 +36,11 @@ from loganalyze.formats.spec import LineKind, LogFormat, Sample
 # Rows inside a block: `label:  value` (the label is padded to 40), a label alone
 # (`Per-position acceptance (%):`), a dash-centred section title, the closing `=` * 50.
 BLOCK_ROW = r"^\s*[A-Za-z#][^:]*:(?:\s+\S.*)?\s*$|^-{3,}[^-].*[^-]-{3,}\s*$|^={50}\s*$"
+
+# A server's stats message logged among a client's rows (its leader peeled: `Engine 000: Avg
+# prompt throughput: ...`, SGLang's `Decode batch. #running-req: ...`) has a row's shape but
+# is the server's line (bench/276 of hold-out 13).
+SERVER_STATS = r"^Engine \d+: |^Avg prompt throughput: |^(?:Decode|Prefill) batch[., ]"
 
 SUMMARY_ROW = r"^={20,}\s*$|^= [A-Z][A-Z0-9 +/-]*\s*$|^\[\w+\] \w+\s*:\s*\S|^-{10,}\s*$"
 
@@ -104,7 +109,7 @@ def _cmdline(rows: pl.DataFrame) -> pl.DataFrame:
     usage = pl.col("body").str.starts_with("usage: ")
     unread = rows.filter(usage).select("line_no", unread=pl.lit(True))
     # A wrapped command line (its continuation lines) reads as the one line it was.
-    rows = rows.filter(~usage).with_columns(body=pl.col("body").str.replace_all(r"\s*\n", " "))
+    rows = rows.filter(~usage).with_columns(body=pl.col("body").str.replace_all(r"\s*\\?\s*\n", " "))
     flag = r"--[\w-]+(?:[ =](?:[^-\s]\S*|-\d\S*)(?:\s+(?:[^-\s]\S*|-\d\S*))*)?"
     tool = tool_name(pl.col("body").str.extract(rf"({TOOLS})", 1))
     text = pl.col("body") + " --tool " + tool
@@ -121,7 +126,11 @@ def _namespace(rows: pl.DataFrame) -> pl.DataFrame:
     return out.with_columns(key=pl.lit("bench.") + pl.col("key"))
 
 
-PREAMBLE_KEYS = {"traffic request rate": "request_rate", "burstiness factor": "burstiness",
+# sglang.bench_serving's dataset totals, printed when it samples its prompts (`#Input tokens: 296523`).
+DATASET_TOTALS = r"^#(?:Input|Output) tokens: \d+\s*$"
+
+PREAMBLE_KEYS = {"#input tokens": "dataset_input_tokens", "#output tokens": "dataset_output_tokens",
+                 "traffic request rate": "request_rate", "burstiness factor": "burstiness",
                  "maximum request concurrency": "max_concurrency"}
 
 
@@ -164,12 +173,12 @@ KINDS = (
     LineKind(
         name="result", table="bench",
         needle=("Serving Benchmark Result", "Prefill. latency:", "Avg latency:", "Throughput:", "Result for",
-                "Summary", "PERFORMANCE OVERVIEW", "Benchmark Results", "Benchmarking summary"),
+                "Summary", "PERFORMANCE OVERVIEW", "Benchmark Results", "Benchmarking summary", "Latency: ", "[BENCHMARK] "),
         match="|".join((HEADER, ANY_LINE_RESULT, SUMMARY)),
         # evalscope ends a summary of a few requests with `Too little data to calculate quantiles!`.
         continuation="|".join((BLOCK_ROW, r"^\d+% percentile latency: ", SUMMARY_ROW,
                                r"^\s*Too little data to calculate quantiles!\s*$")),
-        orphan="|".join((UNBANNERED, SECTION, TRTLLM_SECTION)),
+        orphan="|".join((UNBANNERED, SECTION, TRTLLM_SECTION)), not_continuation=SERVER_STATS,
         handler=results,
         samples=("============ Serving Benchmark Result ============",
                  Sample("Prefill. latency: 0.03161 s, throughput:   4049.31 token/s",
@@ -285,9 +294,11 @@ KINDS = (
     ),
     LineKind(
         name="bench_preamble", table="config",
-        needle=("Traffic request rate: ", "Burstiness factor: ", "Maximum request concurrency: "),
-        match=r"^(?:Traffic request rate|Burstiness factor|Maximum request concurrency): \S", handler=_preamble,
-        samples=("Maximum request concurrency: 64",),
+        needle=("Traffic request rate: ", "Burstiness factor: ", "Maximum request concurrency: ", "#Input tokens: ",
+                "#Output tokens: "),
+        match=rf"^(?:Traffic request rate|Burstiness factor|Maximum request concurrency): \S|{DATASET_TOTALS}",
+        handler=_preamble,
+        samples=("Maximum request concurrency: 64", "#Input tokens: 296523"),
     ),
 )
 
@@ -304,13 +315,13 @@ FORMAT = LogFormat(
     embeddable=True,
     detect=(HEADER, SUMMARY, TRTLLM_SECTION, result_tables.GUIDELLM_CSV, r"^(?:Successful requests|Load time):\s*\S",
             r"^elapsed_time: [\d.]+s$", CMDLINE, r"^Prefill\. latency: .* token/s$", r"^Avg latency: [\d.]+ seconds$",
-            r"^Throughput: [\d.]+ requests/s, ", r"^\s*┃\s*(?:Statistic|Metric)\s*┃", r"┃\s*Benchmark\s*┃", r"^\s*┃\s*Code\s*┃\s*Type\s*┃",
+            r"^Throughput: [\d.]+ requests/s, ", SGLANG_TASK[0], TRTLLM_SESSION[0], r"^\s*┃\s*(?:Statistic|Metric)\s*┃", r"┃\s*Benchmark\s*┃", r"^\s*┃\s*Code\s*┃\s*Type\s*┃",
             r"^(?:Metric|Statistic),avg,",
             r"^\s*(?:ℹ\s*)?(?:Run Summary Info|Request Latency Statistics|Server Throughput Statistics)",
             result_tables.TEXT_HEAD, result_tables.MD_METRIC, r"^\s*Benchmark\s*\|\s*(?:Start Time|Per Second)\s*\|",
             result_tables.RUN_HEAD, result_tables.SPACED_HEAD, result_tables.HEADLESS_ROW, result_tables.STAT_HEAD_ROW,
             result_tables.KEY_VALUE_HEAD,
-            r"^Successful/total requests: \d+/\d+\s*$", SECTION, ALL_FAILED, rf"\[TRT-LLM\] \[I\] (?:{TRTLLM_PHASE})"),
+            r"^Successful/total requests: \d+/\d+\s*$", SECTION, ALL_FAILED, PHASE, DATASET_TOTALS, rf"\[TRT-LLM\] \[I\] (?:{TRTLLM_PHASE})"),
     versions=(
         (r"^Max reqeuest concurrency:", "sglang 0.4.0-0.4.6"),
         (r"^Total input vision tokens:", "sglang 0.5.4+"),

@@ -190,26 +190,58 @@ THROUGHPUT = (
     {"tool": "vllm.bench_throughput"},
 )
 
-LINE_RESULTS = (ONE_BATCH, LATENCY, THROUGHPUT)
+# SGLang's task benchmarks (benchmark/mtbench, gsm8k, mmmu, ... run against a server): the
+# questions answered, their output throughput and, with speculation, the accept length
+# (output tokens per verify step), on one line or as `Latency: 34.241 s` (the whole run's time,
+# not a request's) then `Output throughput` and `Accept length` rows; scripts derived from
+# them print `Average ` before each label.
+SGLANG_TASK = (
+    rf"^#questions: \d+, .*Throughput: {NUM} token/s|^(?:Average )?Latency: {NUM} s[ \t]*(?:\n|$)",
+    rf"(?s)^(?:#questions: (?P<num_prompts>\d+), .*?Throughput: (?P<output_throughput>{NUM}) token/s"
+    rf"(?:, Acceptance length: (?P<accept_length>{NUM}))?"
+    rf"|(?:Average )?Latency: (?P<duration_s>{NUM}) s(?:.*?\bOutput throughput: (?P<output_throughput_>{NUM}) token/s)?"
+    rf"(?:.*?\bAccept(?:ance)? length: (?P<accept_length_>{NUM}))?)",
+    {"num_prompts": I_},
+    {"tool": "sglang.benchmark"},
+)
+
+# TensorRT-LLM's session benchmarks before trtllm-bench (0.5 - 0.12): the C++
+# gptSessionBenchmark and benchmarks/python/benchmark.py print one `[BENCHMARK] key value ...`
+# line per batch size, in their own orders; latency (ms) is the batch's whole generation, the
+# tokens per second its generated tokens over that time.
+TRTLLM_SESSION = (
+    r"^\[BENCHMARK\] .*\bbatch_size \d+ ",
+    rf"^\[BENCHMARK\] .*?\bbatch_size (?P<batch_size>\d+) input_length (?P<input_len>\d+) output_length (?P<output_len>\d+)"
+    rf"(?:.*?\blatency\(ms\) (?P<e2e_mean>{NUM}) tokensPerSec (?P<output_throughput>{NUM})"
+    rf"|.*?\btokens_per_sec (?P<output_throughput_>{NUM})(?: percentile95\(ms\) (?P<e2e_p95>{NUM}))?"
+    rf"(?: percentile99\(ms\) (?P<e2e_p99>{NUM}))?(?: latency\(ms\) (?P<e2e_mean_>{NUM}))?)?",
+    {"batch_size": I_, "input_len": I_, "output_len": I_},
+    {"tool": "trtllm.benchmark"},
+)
+
+LINE_RESULTS = (ONE_BATCH, LATENCY, THROUGHPUT, SGLANG_TASK, TRTLLM_SESSION)
 
 ANY_LINE_RESULT = "|".join(spec[0] for spec in LINE_RESULTS)
 
 
 def line_result(rows: pl.DataFrame, spec: tuple) -> pl.DataFrame:
-    """A bench row per result printed as a few lines (bench_one_batch, vllm bench latency/throughput).
+    """A bench row per result printed as a few lines (bench_one_batch, vllm bench latency/throughput,
+    SGLang's task benchmarks). Columns in seconds are named `<column>_s` and kept in milliseconds.
 
     bench_one_batch's prefill is the batch's TTFT and one decode step each request's TPOT;
     its batch size is the load level (max_concurrency).
     """
     _, pattern, types, const = spec
     groups = pl.col("body").str.extract_groups(pattern)
-    cols = []
+    values: dict[str, list[pl.Expr]] = {}
     for name in regex.compile(pattern).groupindex:
         value = groups.struct.field(name).cast(pl.Float64, strict=False)
-        if name.endswith("_s"):
-            cols.append((value * 1000).alias(name[:-2]))
+        column = name.rstrip("_")  # a column the pattern's alternatives both give (`accept_length_`)
+        if column.endswith("_s") and column[:-2] in BENCH:
+            values.setdefault(column[:-2], []).append(value * 1000)
         else:
-            cols.append(value.cast(types.get(name, F_), strict=False).alias(name))
+            values.setdefault(column, []).append(value.cast(types.get(column, F_), strict=False))
+    cols = [pl.coalesce(found).alias(column) for column, found in values.items()]
     out = rows.with_columns(*cols, *(pl.lit(v).alias(k) for k, v in const.items()))
     return out.with_columns(max_concurrency=pl.col("batch_size")) if "batch_size" in out.columns else out
 

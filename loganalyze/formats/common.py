@@ -432,7 +432,19 @@ AIOHTTP_ACCESS = info_event(
     types={"status": I}, match=r'^\S+ \[\d{1,2}/\w{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\] "[A-Z]+ ')
 
 
+# Both engines' fused MoE and block-FP8 kernels fall back to default tile settings where no
+# tuned file exists for the GPU (`device_name=NVIDIA_H20-3e`): a hint that tuning may help,
+# not a fault (sglang/252 of hold-out 13; vLLM prints the same words).
+DEFAULT_KERNEL_CONFIG = info_event(
+    "default_kernel_config", "Performance might be sub-optimal! Config file not found at ",
+    r"Using default (?P<kernel>.+?) config\. Performance might be sub-optimal! Config file not found at (?P<path>\S+)",
+    (Sample("Using default MoE config. Performance might be sub-optimal! Config file not found at /sglang/srt/layers/"
+            "moe/fused_moe_triton/configs/E=256,N=256,device_name=NVIDIA_H20-3e,dtype=fp8_w8a8.json",
+            kernel="MoE", path="/sglang/srt/layers/moe/fused_moe_triton/configs/E=256,N=256,device_name=NVIDIA_H20-3e,"
+            "dtype=fp8_w8a8.json"),))
+
+
 # The kinds of Python and library lines that both engines print, in the order both declare them.
-ENGINE_PROCESS_KINDS = (PYTHON_WARNING, TORCH_WARNING, NANOBIND_LEAKS, GLOO_CONNECTED, WEIGHTS_FORMAT,
+ENGINE_PROCESS_KINDS = (PYTHON_WARNING, TORCH_WARNING, NANOBIND_LEAKS, GLOO_CONNECTED, WEIGHTS_FORMAT, DEFAULT_KERNEL_CONFIG,
                         NUMEXPR, STACK_DUMP, FATAL_ERROR, NATIVE_SIGNAL, HCCL_ERROR, TRANSFER_ERROR,
                         TRANSFER_ENGINE, CONTAINER_BANNER, TRACEBACK_CHAIN, AIOHTTP_ACCESS)

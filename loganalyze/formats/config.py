@@ -9,6 +9,7 @@ function per line is acceptable here and nowhere else.
 from __future__ import annotations
 
 import polars as pl
+import regex
 
 OPEN, CLOSE = "([{", ")]}"
 
@@ -121,5 +122,32 @@ def config_value(key: str, origin: str):
     def handle(rows: pl.DataFrame) -> pl.DataFrame:
         keep = [c for c in ("line_no", "ts", "rank", "kind") if c in rows.columns]
         return rows.select(*keep, key=pl.lit(key), **typed(pl.col("value")), origin=pl.lit(origin))
+
+    return handle
+
+
+FLAG = r"--[\w-]+(?:[= ](?:'[^']*'|\"[^\"]*\"|[^-\s\\]\S*|-\d\S*))?"
+
+
+def command_flags(origin: str, aliases: dict[str, str]):
+    """Handler for a server's command line (the kind's pattern captures its `args`): one config
+    row per `--flag value` (`True` for a switch), named by the setting it sets. `aliases` maps
+    flag names to settings (`tp` and `tp-size` to `tp_size`); a flag that is the prefix of
+    exactly one of them is that one, as argparse reads it (`--speculative-algo`); any other
+    keeps its own name, `-` read as `_`. Command lines are few, so each is read in Python."""
+
+    def setting(flag: str) -> str:
+        if flag in aliases:
+            return aliases[flag]
+        longer = {field for name, field in aliases.items() if name.startswith(flag)}
+        return longer.pop() if len(longer) == 1 else flag.replace("-", "_")
+
+    def handle(rows: pl.DataFrame) -> pl.DataFrame:
+        pairs = []
+        for args in rows["args"].to_list():
+            found = [regex.match(r"--([\w-]+)(?:[= ](.*))?$", f, regex.S) for f in regex.findall(FLAG, args or "")]
+            pairs.append([[setting(m.group(1)), (m.group(2) or "True").strip("'\"")] for m in found])
+        listed = pl.Series("_flags", pairs, dtype=pl.List(pl.List(pl.String)))
+        return explode_pairs(rows.with_columns(listed), pl.col("_flags"), origin)
 
     return handle

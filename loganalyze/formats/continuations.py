@@ -41,6 +41,8 @@ def attach_continuations(frame: pl.DataFrame, fmt: LogFormat) -> pl.DataFrame:
             continue
         start = (pl.col("kind") == kind.name).fill_null(False)
         cont = _where_unclaimed(kind.continuation)
+        if kind.not_continuation:
+            cont = cont & ~pl.col("msg").str.contains(kind.not_continuation)
         if not (frame["kind"] == kind.name).any():  # no start line: nobody gets an owner
             continue
         found = frame.select(cont).to_series()

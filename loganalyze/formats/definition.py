@@ -23,7 +23,7 @@ import regex
 
 from loganalyze.errors import LoganalyzeError
 from loganalyze.formats.common import severity_from_level
-from loganalyze.formats.config import config_value, key_equals_value, repr_dump
+from loganalyze.formats.config import command_flags, config_value, key_equals_value, repr_dump
 from loganalyze.formats.registry import Registry
 from loganalyze.formats.spec import Handler, Key, LineKind, LogFormat, Sample, TsFormat
 from loganalyze.formats.tables import COMMON, TABLE_NAME
@@ -39,14 +39,14 @@ PREFIX_COLUMNS = {"ts", "msg"} | set(COMMON)
 FORMAT_FIELDS = ("name", "description", "releases", "prefix", "detect", "timestamps", "versions", "embeddable",
                  "gate", "hash_lines", "record_start", "record_marks", "record_header", "tables", "keysets", "kinds")
 KIND_FIELDS = ("name", "table", "needle", "match", "pattern", "types", "keys", "key_sep", "extra", "rewrites", "pack",
-               "message", "const", "continuation", "orphan", "levels", "logged", "fallback", "handler", "samples")
+               "message", "const", "continuation", "not_continuation", "orphan", "levels", "logged", "fallback", "handler", "samples")
 _REQUIRED = object()
 
 
 # The handlers a data file may name, each a factory taking the arguments given in the file.
 HANDLERS: dict[str, Callable[..., Handler]] = {
     "repr_dump": repr_dump, "key_equals_value": key_equals_value, "config_value": config_value,
-    "severity_from_level": severity_from_level,
+    "severity_from_level": severity_from_level, "command_flags": command_flags,
 }
 
 
@@ -260,7 +260,8 @@ def _kind(r: _Reader, where: str, data: object, keysets: dict, tables: dict) -> 
     for c, v in const.items():
         if not isinstance(v, (str, int, float, bool)):
             r.fail(_at(_at(where, "const"), c), f"expected a string, number or true/false, got {_kind_of(v)}")
-    optional_patterns = {f: r.text(d, f, where, None) for f in ("match", "pattern", "continuation", "orphan")}
+    optional_patterns = {f: r.text(d, f, where, None)
+                         for f in ("match", "pattern", "continuation", "not_continuation", "orphan")}
     for f, p in optional_patterns.items():
         if p is not None:
             r.pattern(p, _at(where, f))

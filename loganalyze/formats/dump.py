@@ -14,6 +14,7 @@ from dataclasses import replace
 import polars as pl
 
 from loganalyze.errors import LoganalyzeError
+from loganalyze.formats import sglang_launch
 from loganalyze.formats.definition import HANDLERS, KIND_FIELDS, PREFIX_COLUMNS, type_name
 from loganalyze.formats.registry import active
 from loganalyze.formats.spec import Key, LineKind, LogFormat, expected
@@ -32,6 +33,7 @@ DATA_HANDLERS: dict[str, dict[str, dict[str, str]]] = {
         "mem_fraction": {"name": "config_value", "key": "mem_fraction_static", "origin": "server"},
         "kv_cache_dtype": {"name": "config_value", "key": "kv_cache_dtype", "origin": "model_runner"},
         "chat_template": {"name": "config_value", "key": "chat_template_content_format", "origin": "server"},
+        "launch_command": {"name": "command_flags", "origin": "cli", "aliases": sglang_launch.FLAGS},
         "other": {"name": "severity_from_level", "default": "info"},
     },
 }

@@ -10,10 +10,11 @@ from functools import partial
 
 import polars as pl
 
+from loganalyze.formats import sglang_launch
 from loganalyze.formats.common import (
     ACCESS, ENGINE_PROCESS_KINDS, PROGRESS, TRACEBACK, UVICORN, UVICORN_WARNING, severity_from_level, stats_kind,
 )
-from loganalyze.formats.config import config_value, explode_pairs, key_equals_value, repr_dump
+from loganalyze.formats.config import command_flags, config_value, explode_pairs, key_equals_value, repr_dump
 from loganalyze.formats.spec import Key, LineKind, LogFormat, Sample, TsFormat
 
 # A request whose KV cache did not cross (the kind `kv_transfer_failed`; also the message of a
@@ -127,6 +128,13 @@ KINDS = (
         name="server_args", table="config", needle="server_args=", match=r"^server_args=(?:ServerArgs\(|\{)",
         continuation=r"^\s*[a-z_0-9]*=[^,]*, [a-z_0-9]+=", handler=repr_dump("server_args"),
         samples=("server_args=ServerArgs(model_path='/m', tp_size=8, max_running_requests=48)",),
+    ),
+    LineKind(
+        name="launch_command", table="config", needle="sglang.launch_server", match=sglang_launch.MATCH,
+        pattern=sglang_launch.PATTERN, handler=command_flags("cli", sglang_launch.FLAGS),
+        continuation=r"^\s+--[\w-]+",  # a command written over ` \`-ended lines
+        samples=("python -m sglang.launch_server --model-path /m --tp 8 --speculative-algo EAGLE3 \\\n"
+                 "    --speculative-num-steps 3 --chunked-prefill-size -1",),
     ),
     LineKind(
         name="scheduler_limits", table="config", needle="max_total_num_tokens=", match=r"^max_total_num_tokens=\d+",
@@ -401,7 +409,7 @@ FORMAT = LogFormat(
         r"(?:Decode|Prefill|Prefil) batch(?: \[\d+\])?[.,] #",
         r"new fill batch\. #seq",
         r"^#running-req: \d+, #token:",
-        r"server_args=ServerArgs\(|^\[[^\]]+\] server_args=\{",
+        r"server_args=ServerArgs\(|^\[[^\]]+\] server_args=\{", sglang_launch.MATCH,
         r"fired up and ready to roll",
         r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: (?:DP|TP|EP|PP)\d+)+\] ",
         r"Load weight (?:begin|end)\. ",

@@ -79,6 +79,9 @@ class LineKind:
     message: bool = False
     const: Mapping[str, object] = field(default_factory=dict)
     continuation: str | None = None
+    # Lines that end a record although they match `continuation` (another program's lines of
+    # the same shape, logged among a client's printed rows).
+    not_continuation: str | None = None
     # A run of continuation lines with no start line above it (a log cut mid-traceback,
     # a batch boundary) becomes one line of this kind when its first line matches this.
     orphan: str | None = None

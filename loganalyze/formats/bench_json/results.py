@@ -65,6 +65,10 @@ TOOLS = (
     ("sglang.bench_serving", ("total_output_tokens_retokenized", "total_output_retokenized", "server_info",
                               "sharegpt_output_len", "accept_length")),
     ("vllm.bench_serve", ("completed",)),
+    # inference-perf's lifecycle report (`summary_lifecycle_metrics.json`, one per stage).
+    ("inference-perf", ("load_summary",)),
+    # LLMPerf's summary (token_benchmark_ray.py's `*_summary.json`): `results_<metric>_<stat>`.
+    ("llmperf", ("results_num_requests_started", "results_ttft_s_mean")),
     # Clients whose keys are printed labels, read by their words (loganalyze/formats/summary_labels.py).
     ("evalscope", ("Succeed requests", "Time taken for tests (s)")),
     ("awscurl", ("totalTimeMills", "timeToFirstByte", "failedRequests")),
@@ -118,6 +122,67 @@ def inference_benchmark_row(obj: dict) -> dict:
     if row.get("num_prompts") is not None and row.get("completed") is not None:
         row["failed"] = row["num_prompts"] - row["completed"]
     return row
+
+
+# LLMPerf's names: its configured load, its counts, and `results_<metric>_s_<stat>` in seconds
+# (`quantiles_p50`, `mean`, `max`, `stddev`); its throughputs per request are no run's.
+LLMPERF = {"num_concurrent_requests": "max_concurrency", "mean_input_tokens": "input_len",
+           "mean_output_tokens": "output_len", "results_num_requests_started": "num_prompts",
+           "results_num_completed_requests": "completed", "results_number_errors": "failed",
+           "results_mean_output_throughput_token_per_s": "output_throughput", "model": "model"}
+LLMPERF_METRICS = {"ttft": "ttft", "inter_token_latency": "itl", "end_to_end_latency": "e2e"}
+LLMPERF_LATENCY = re.compile(r"^results_(ttft|inter_token_latency|end_to_end_latency)_s_(?:quantiles_)?"
+                             r"(mean|p50|p90|p95|p99|max|stddev)$")
+
+
+def llmperf_row(obj: dict) -> dict:
+    """LLMPerf's summary: its requests started, completed and failed (`results_number_errors`,
+    their HTTP codes in `results_error_code_frequency`, kept in `extra`), latencies in seconds."""
+    row: dict = {"tool": "llmperf", "extra": []}
+    for key, value in obj.items():
+        latency = LLMPERF_LATENCY.match(key)
+        if key in LLMPERF:
+            row[LLMPERF[key]] = typed_value(value, BENCH[LLMPERF[key]])
+        elif latency and as_number(value) is not None:
+            stat = {"p50": "median", "stddev": "std"}.get(latency.group(2), latency.group(2))
+            row[f"{LLMPERF_METRICS[latency.group(1)]}_{stat}"] = value * 1000
+        elif key == "results_num_completed_requests_per_min" and as_number(value) is not None:
+            row["request_throughput"] = value / 60
+        elif key == "results_error_code_frequency":  # `{429.0: 130}`, as the summary errors read them
+            row["extra"] += [{"key": f"error {code}", "value": "answered with this status"}
+                             for code, _ in re.findall(r"(\d+)(?:\.0)?\s*:\s*(\d+)", str(value))]
+        elif key in ("results_error_rate", "name", "version"):
+            row["extra"].append({"key": key, "value": str(value)})
+    return row
+
+
+# inference-perf's report: `successes.latency.<metric>.<stat>` in seconds, its rates in
+# `successes.throughput`, the load it sent in `load_summary`.
+INFERENCE_PERF_METRICS = {"request_latency": "e2e", "time_to_first_token": "ttft", "time_per_output_token": "tpot",
+                          "inter_token_latency": "itl"}
+INFERENCE_PERF_RATES = {"output_tokens_per_sec": "output_throughput", "input_tokens_per_sec": "input_throughput",
+                        "total_tokens_per_sec": "total_throughput", "requests_per_sec": "request_throughput"}
+
+
+def inference_perf_row(obj: dict) -> dict:
+    """inference-perf's report of one stage: the requests it sent at the rate asked, those that
+    succeeded and failed, latencies by statistic."""
+    load, ok, bad = (obj.get(k) if isinstance(obj.get(k), dict) else {} for k in ("load_summary", "successes", "failures"))
+    row: dict = {"tool": "inference-perf", "extra": [], "num_prompts": as_number(load.get("count")),
+                 "request_rate": as_number(load.get("requested_rate")), "completed": as_number(ok.get("count")),
+                 "failed": as_number(bad.get("count"))}
+    if as_number(load.get("achieved_rate")) is not None:
+        row["extra"].append({"key": "achieved_rate", "value": str(load["achieved_rate"])})
+    latency = ok.get("latency") if isinstance(ok.get("latency"), dict) else {}
+    for name, metric in INFERENCE_PERF_METRICS.items():
+        stats = latency.get(name) if isinstance(latency.get(name), dict) else {}
+        for stat, value in stats.items():
+            column = f"{metric}_{stat}"
+            if column in BENCH and as_number(value) is not None:
+                row[column] = value * 1000
+    rates = ok.get("throughput") if isinstance(ok.get("throughput"), dict) else {}
+    row.update({column: rates[k] for k, column in INFERENCE_PERF_RATES.items() if as_number(rates.get(k)) is not None})
+    return {k: v for k, v in row.items() if v is not None}
 
 
 def tool_of(obj: dict) -> str | None:
@@ -210,6 +275,10 @@ def result_row(obj: dict, tool: str) -> dict:
         return labelled_row(obj, tool)
     if tool == "inference-benchmark":
         return inference_benchmark_row(obj)
+    if tool == "llmperf":
+        return llmperf_row(obj)
+    if tool == "inference-perf":
+        return inference_perf_row(obj)
     row: dict = {"tool": tool, "extra": []}
     for key, value in obj.items():
         column = KEYS.get(key) or _latency_column(key)
