@@ -459,3 +459,46 @@ def test_123_an_excerpt_that_starts_at_the_chain_line_has_one_traceback_with_its
     assert ev.filter(pl.col("kind").str.starts_with("traceback"))["kind"].to_list() == ["traceback_chain", "traceback"]
     (crash,) = diagnose(run)
     assert crash.id == "crash" and "init_cuda_graphs: Exception: Capture cuda graph failed" in crash.verdict
+
+
+# ---- hold-out 13 ----
+
+def test_launch_command_is_the_settings_and_a_client_accept_length_the_acceptance(ingest_one):
+    """sglang/245: only the launch command (over `\\`-ended lines) and a task benchmark's
+    `Average Accept length: 1.037`: the settings give at most 5 tokens a step (4 steps, topk 1),
+    so the drafter is broken (low-acceptance, critical)."""
+    _, run = ingest_one(sample("sglang", "245_"))
+    config = run.config()
+    assert (config["speculative_algorithm"], config["speculative_num_steps"], config["speculative_eagle_topk"]) == \
+        ("EAGLE3", "4", "1")
+    assert (config["chunked_prefill_size"], config["tp_size"]) == ("-1", "1")
+    (finding,) = diagnose(run)
+    assert (finding.id, finding.severity) == ("low-acceptance", "critical")
+    assert "1.04 of a possible 5" in finding.verdict
+
+
+def test_abbreviated_flags_are_resolved_as_argparse_reads_them(ingest_one):
+    """sglang/246: `--speculative-draft` and `--speculative-algo` (prefixes argparse accepts)."""
+    _, run = ingest_one(sample("sglang", "246_"))
+    config = run.config()
+    assert config["speculative_draft_model_path"] == "Rayzl/qwen2.5-vl-7b-eagle3-sgl"
+    assert config["speculative_algorithm"] == "EAGLE3" and config["speculative_eagle_topk"] == "6"
+    assert ids(run) == []  # accept length 3.219 of a possible 5: a working drafter
+
+
+def test_default_kernel_config_is_an_info_event(ingest_one):
+    """sglang/252: the MoE and block-FP8 kernels' `Using default ... config. Performance might
+    be sub-optimal!` on an H20-3e: read, and no finding."""
+    _, run = ingest_one(sample("sglang", "252_"))
+    events = run.table("events").collect()
+    assert events["kind"].to_list() == ["default_kernel_config"] * 2
+    assert ids(run) == []
+
+
+def test_kv_pressure_from_prefill_lines_alone(ingest_one):
+    """sglang/248: a PD prefill server's three lines at token usage 0.92-0.95 with 76-105
+    queued: kv-pressure on prefill intervals, low confidence (three lines)."""
+    _, run = ingest_one(sample("sglang", "248_"))
+    (finding,) = diagnose(run)
+    assert (finding.id, finding.confidence, finding.metrics["phase"]) == ("kv-pressure", "low", "prefill")
+    assert "3 prefill intervals" in finding.verdict

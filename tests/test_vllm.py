@@ -853,3 +853,10 @@ def test_a_queue_behind_thousands_of_tokens_a_second_is_no_stall(ingest_one, tmp
     stats = run.table("stats").collect()
     assert stats["running"].to_list() == [2, 2] and stats["queued"].to_list() == [98, 98]
     assert "hang" not in {f.id for f in diagnose(run)}
+
+
+def test_no_slow_decode_from_a_full_cache(ingest_one):
+    """vllm/216 (hold-out 13): 7 running at 94-100 % KV with a request waiting, then a worker's
+    kernel error: the throughput of those intervals counts evictions, no decode step."""
+    _, run = ingest_one(sample("vllm", "216_"))
+    assert [f.id for f in diagnose(run)] == ["crash", "kv-pressure"]

@@ -60,6 +60,7 @@ RETOKENIZED_MIN = 100  # tokens: a few tokens of a tiny run (2 output tokens per
 RETOKENIZED_PER_REQUEST = 8
 OVERLOAD = 1.5  # offered request rate / completed request rate
 MIN_BURST = 100  # prompts sent at once before a burst is more queue than service
+UNSTREAMED = 0.01  # TTFT within 1 % of E2E: the answer came in one piece
 ALL_IN_FLIGHT = 0.9  # peak concurrent requests / completed: every prompt was in flight at once
 QUEUED_TTFT_MS = 1000  # with no request rate printed: a mean TTFT this long ...
 QUEUED_RATIO = 10  # ... and this many TPOTs is a queue in front of the server
@@ -279,9 +280,16 @@ def _overload(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
     # that the latencies show (first token far slower than the tokens after it) says it.
     queued = (((pl.col("ttft_mean") >= QUEUED_TTFT_MS) & (pl.col("ttft_mean") >= QUEUED_RATIO * pl.col("tpot_mean")))
               | (pl.col("tpot_mean").is_null() & (pl.col("ttft_mean") >= QUEUED_ALONE_MS)))
-    burst = rate.is_infinite() & (pl.col("completed") >= MIN_BURST)
+    # Without streaming (sglang bench_serving --disable-stream) the first token comes with the
+    # whole answer: TTFT is the request's latency and shows no queue, and a burst of prompts
+    # that the server runs all at once is a throughput test (sglang/250 of hold-out 13). One
+    # token a request also makes TTFT the latency, streamed or not (bench/17: 768 tokens for 768
+    # requests, a queue all the same).
+    unstreamed = (((pl.col("ttft_mean") - pl.col("e2e_mean")).abs() <= UNSTREAMED * pl.col("e2e_mean"))
+                  & (pl.col("output_tokens") >= 2 * pl.col("completed"))).fill_null(False)
+    burst = rate.is_infinite() & (pl.col("completed") >= MIN_BURST) & ~unstreamed
     inf_default = pl.col("tool").is_null() | pl.col("tool").is_in(RATE_INF_DEFAULT)
-    unknown = rate.is_null() & inf_default & (pl.col("completed") >= MIN_BURST) & queued.fill_null(False)
+    unknown = rate.is_null() & inf_default & (pl.col("completed") >= MIN_BURST) & queued.fill_null(False) & ~unstreamed
     # A few requests at a finite rate finish at the speed of one request, not the server's
     # capacity: below MIN_BURST of them only a queue in the latencies says more was offered.
     few = (pl.col("completed") < MIN_BURST) & ~queued.fill_null(False)

@@ -24,6 +24,7 @@ NEAR_FULL_SHARE = 0.3
 FULL = 0.9
 WAITING_FULL = 2  # intervals with requests waiting on a full cache ...
 WAITING_FULL_SHARE = 0.1  # ... or this share of them
+FEW_ROWS = 10  # stats lines below which a full cache is a glimpse, not a stretch (confidence low)
 MANY_EVICTIONS = 5  # fewer are a warning: vLLM's docs call an occasional preemption normal under load
 SCRAPES = kinds("server_scrape")  # AIPerf's JSONL and Parquet: the scrapes over the run (formats/server_metrics.py)
 EVICTION_KINDS = kinds("retraction", "preemption", "preempt_resumed")  # SGLang's "KV cache pool is full. Retract requests." is a retraction; V1 logs a preemption when the request resumes
@@ -120,6 +121,10 @@ def find(ctx: Case) -> list[Finding]:
     scraped = scraped_evictions(ctx)
     near = (c.summary["near_full_fraction"] or 0) if c else 0
     timeline = c.frames["timeline"] if c else None
+    phase = "decode"
+    if timeline is None and (prefill := _prefill_rows(ctx)).height:
+        timeline, phase = prefill, "prefill"
+        near = float((prefill["token_usage"] >= FULL).mean())
     waiting = timeline.filter((pl.col("token_usage") >= FULL) & (pl.col("queued") > 0)) \
         if timeline is not None else None
     blocked = waiting is not None and waiting.height > 0 and (
@@ -133,8 +138,14 @@ def find(ctx: Case) -> list[Finding]:
         f"; {scraped} preemptions counted in /metrics" if scraped else "")
     if blocked:
         evicted += f"; requests waited while the cache was full in {waiting.height} interval(s)"
-    usage = f"token usage at 0.9 or more in {near:.0%} of decode intervals (max {c.summary['token_usage_max']})" if c else ""
-    queue = f", up to {c.summary['queue_max']} requests queued" if c and c.summary["queue_max"] else ""
+    usage_max = c.summary["token_usage_max"] if c else timeline["token_usage"].max() if timeline is not None else None
+    queue_max = c.summary["queue_max"] if c else timeline["queued"].max() if timeline is not None else None
+    usage = (f"token usage at 0.9 or more in {near:.0%} of {timeline.height:,} {phase} intervals (max {usage_max})"
+             if timeline is not None else "")
+    queue = f", up to {queue_max} requests queued" if queue_max else ""
+    few = timeline is not None and timeline.height < FEW_ROWS
+    if few:
+        usage += " (few stats lines: whether it stayed full is not shown)"
     evidence_rows = [evictions.head(2).select("source", "line_no", "raw")]
     if full_rows is not None:
         evidence_rows.insert(0, full_rows.select("source", "line_no"))
@@ -150,12 +161,22 @@ def find(ctx: Case) -> list[Finding]:
         recommendation=("Give the KV cache more memory (--mem-fraction-static for SGLang, --gpu-memory-utilization "
                         "for vLLM), lower max concurrency (--max-running-requests / --max-num-seqs) or max tokens, "
                         "or add GPUs."),
-        confidence="high" if c and (near >= NEAR_FULL_SHARE or count) else "medium",
+        confidence="low" if few and not count else "high" if timeline is not None and (near >= NEAR_FULL_SHARE or count)
+        else "medium",
         evidence=ctx.evidence(pl.concat(evidence_rows, how="diagonal")),
         metrics={"near_full_fraction": near, "evictions": count, "scraped_evictions": scraped,
                  "waiting_on_full": waiting.height if waiting is not None else 0,
-                 "token_usage_max": c.summary["token_usage_max"] if c else None},
+                 "token_usage_max": usage_max, "phase": phase},
     )]
+
+
+def _prefill_rows(ctx: Case) -> pl.DataFrame:
+    """SGLang's prefill lines where the run has no decode line (a PD prefill server, an excerpt
+    of prefill lines): they print the same token usage and queue."""
+    if "stats" not in ctx.run.tables():
+        return pl.DataFrame(schema={"token_usage": pl.Float64})
+    return ctx.run.table("stats").filter((pl.col("phase") == "prefill") & pl.col("token_usage").is_not_null()) \
+        .select("ts", "line_no", "source", "token_usage", pl.col("queued").fill_null(0)).collect()
 
 
 def _from_gauges(ctx: Case, g: dict) -> Finding:

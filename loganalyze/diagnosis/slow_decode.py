@@ -13,6 +13,7 @@ from __future__ import annotations
 import polars as pl
 
 from loganalyze.diagnosis.base import Case, Finding, extreme_rows, value_range
+from loganalyze.diagnosis.kv_pressure import FULL
 
 SMALL_BATCH = 8
 SLOW_MS = 75.0
@@ -29,8 +30,11 @@ def find(ctx: Case) -> list[Finding]:
     if not steps:
         return []
     no_prefill = pl.col("prompt_throughput").fill_null(0) < 1
+    # A full cache with requests waiting evicts and recomputes: its throughput counts no step
+    # (vllm/216 of hold-out 13: 7 running at 94-100 % KV).
+    no_eviction = ~((pl.col("token_usage") >= FULL) & (pl.col("queued") > 0)).fill_null(False)
     small = steps.frames["intervals"].filter(
-        (pl.col("running") <= SMALL_BATCH) & pl.col("step_ms").is_not_null() & no_prefill)
+        (pl.col("running") <= SMALL_BATCH) & pl.col("step_ms").is_not_null() & no_prefill & no_eviction)
     if small.height < MIN_INTERVALS:
         return []
     fastest = float(small["step_ms"].min())

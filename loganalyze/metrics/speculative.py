@@ -83,10 +83,14 @@ def infer_max_from_rate(series: pl.DataFrame) -> tuple[float | None, str]:
 
 
 def acceptance_series(run: Run) -> pl.DataFrame:
-    """(ts, accept_len, accept_rate, weight) from SGLang decode lines and vLLM spec lines.
+    """(ts, accept_len, accept_rate, weight) from SGLang decode lines and vLLM spec lines, or,
+    where the server logged none, from the accept lengths benchmark results report (vLLM's
+    and SGLang's clients, SGLang's task benchmarks: output tokens per verify step, the same
+    measure).
 
     Weight is the number of verify rounds a value averages over: running requests for
-    SGLang (each line covers the same number of steps), drafts for vLLM.
+    SGLang (each line covers the same number of steps), drafts for vLLM, the requests a
+    result counts (else 1) for a benchmark.
     """
     sg = primary_rank(decode_rows(run).filter(pl.col("accept_len").is_not_null())).select("ts", "line_no", "source", "accept_len", "accept_rate",
              weight=pl.col("running").cast(pl.Float64).fill_null(1.0))
@@ -95,6 +99,11 @@ def acceptance_series(run: Run) -> pl.DataFrame:
         weight=pl.col("drafts").cast(pl.Float64).fill_null(1.0),
     )
     series = pl.concat([sg, spec], how="vertical_relaxed")
+    if series.height == 0 and "bench" in run.tables():
+        series = run.table("bench").filter(pl.col("accept_length").is_not_null()).select(
+            "ts", "line_no", "source", accept_len="accept_length", accept_rate="accept_rate",
+            weight=pl.coalesce("completed", "num_prompts").cast(pl.Float64).fill_null(1.0),
+        ).collect().cast({"ts": series.schema["ts"]}, strict=False)
     return series if in_order(series) else series.sort("ts", "source", "line_no")
 
 
