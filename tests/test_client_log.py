@@ -131,3 +131,15 @@ def test_a_servers_httpx_lines_to_the_hub_do_not_make_it_a_client():
     ])
     fmt, scores = formats.detect(lines)
     assert fmt.name == "vllm" and scores["client-log"] == 0.0
+
+
+def test_inference_perf_log_with_its_yaml_config(ingest_one):
+    """bench/234: inference-perf's Python logging (comma before the milliseconds) and the YAML
+    config it prints under one line: a client's log, every line typed, no finding."""
+    result, run = ingest_one(sample("bench", "234_"))
+    source = result.sources[0]
+    assert (source.format, source.unparsed) == ("client-log", 0)
+    events = run.table("events").sort("line_no").collect()
+    assert events["kind"].to_list() == ["client_config", "client_log", "client_log"]
+    assert str(events["ts"][0]) == "2025-08-19 17:52:49.038000"
+    assert diagnose(run) == []

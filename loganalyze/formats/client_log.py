@@ -8,7 +8,7 @@ client's `ERROR` or traceback could then become a server's crash. This format te
 what only the clients print: AIPerf's logger and service names (`system_controller`,
 `records_manager`, `worker_<id>`, any `aiperf.` module) and source files, its console's
 `HH:MM:SS.mmm LEVEL    message (file.py:N)` lines, GuideLLM's loguru lines naming `guidellm.`
-modules and GenAI-Perf's `[INFO] genai_perf.` lines.
+modules, GenAI-Perf's `[INFO] genai_perf.` lines and inference-perf's `inference_perf.` loggers.
 
 Every line of theirs is one `events` row whose severity is its level (AIPerf's NOTICE and
 SUCCESS are info, TRACE is debug) and whose kind is this format's own, so no server finding
@@ -34,7 +34,8 @@ CLOCK = r"\d\d:\d\d:\d\d\.\d{3,6}"
 PREFIX = (
     rf"^{BARS}(?:"
     # aiperf.log: `2026-12-01 13:33:01.213 - system_controller - INFO - ` (0.4 prints no milliseconds)
-    rf"(?P<ts>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) - (?P<process>[\w.:/<>-]+) - (?P<level>{LEVEL}) - "
+    # (inference-perf's Python logging: `2025-08-19 17:52:49,038 - inference_perf.config - INFO - `)
+    rf"(?P<ts>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?) - (?P<process>[\w.:/<>-]+) - (?P<level>{LEVEL}) - "
     # AIPerf's console: `13:33:01.213 INFO     ` (the level padded to 8)
     rf"|(?P<ts__2>{CLOCK}) (?P<level__2>{LEVEL}) +"
     # GuideLLM (loguru): `26-12-01 13:30:04|INFO     |guidellm.benchmark.benchmarker:run:116 - `
@@ -57,7 +58,7 @@ AIPERF_FILE = (r"(?:system_controller(?:_dispatch)?|records_manager|dataset_mana
 # An OpenAI-style inference route that a client posts to (CLIENT_HTTP below).
 HTTP_ROUTE = r"/v1/(?:chat/)?completions|/generate\b"
 DETECT = (
-    rf"^\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? - (?:{AIPERF_LOGGER}) - (?:{LEVEL}) - ",
+    rf"^\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? - (?:{AIPERF_LOGGER}|inference_perf\.[\w.]+) - (?:{LEVEL}) - ",
     rf"^(?:{BARS}){CLOCK} (?:{LEVEL}) +.*(?:\(| {{2}}){AIPERF_FILE}\)?\s*$",
     rf"^\d\d-\d\d-\d\d \d\d:\d\d:\d\d\|(?:{LEVEL}) *\|guidellm\.",
     rf"\[(?:{LEVEL})\] genai_perf\.[\w.]+:\d+ - ",
@@ -128,6 +129,13 @@ KINDS = (
         samples=(Sample("╭───────────── Output Sequence Length Mismatch Warning ─────────────╮",
                         title="Output Sequence Length Mismatch Warning", severity="warning"),),
     ),
+    # inference-perf's settings, printed as YAML under one log line (bench/234).
+    LineKind(
+        name="client_config", table="events", needle="with the following config:",
+        match=r"with the following config:\s*$", continuation=r"^(?:\s+\S|[\w-]+:(?:\s|$))", message=True,
+        const={"severity": "info"},
+        samples=("2025-08-19 17:52:49,038 - inference_perf.config - INFO - Benchmarking with the following config:",),
+    ),
     # What AIPerf's console prints after its tables: the run's duration and where it wrote its
     # exports (a long path wrapped onto the next line at the terminal's width).
     LineKind(
@@ -158,11 +166,13 @@ KINDS = (
 
 FORMAT = LogFormat(
     name="client-log",
-    description="Benchmark clients' own logs: AIPerf's console and aiperf.log, GuideLLM's and GenAI-Perf's console",
+    description="Benchmark clients' own logs: AIPerf's console and aiperf.log, GuideLLM's and GenAI-Perf's console, "
+                "inference-perf's log",
     releases="AIPerf 0.1 - 0.13, GuideLLM 0.3 - 0.8, GenAI-Perf 24.x - 25.x",
     prefix=PREFIX,
     kinds=KINDS,
-    ts_formats=(TsFormat("%y-%m-%d %H:%M:%S"), TsFormat("%Y-%m-%d %H:%M:%S%.f"), TsFormat("%Y-%m-%d %H:%M"),
+    ts_formats=(TsFormat("%y-%m-%d %H:%M:%S"), TsFormat("%Y-%m-%d %H:%M:%S%.f"), TsFormat("%Y-%m-%d %H:%M:%S,%3f"),
+                TsFormat("%Y-%m-%d %H:%M"),
                 TsFormat("%H:%M:%S%.f", complete="date")),
     detect=DETECT,
 )
