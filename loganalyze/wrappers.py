@@ -57,8 +57,9 @@ NCCL_HEAD = r"[\w.-]+:\d+:\d+ \["  # NCCL's own `node1:1234:1234 [0] `
 # nccl-tests puts the host's name in its own failure line (`node01: Test NCCL failure ...`):
 # that label is the message's, and stays.
 OWN_LABEL = rf"^{HOST_LABEL}Test (?:NCCL |CUDA )?failure "
-# An actor's name may hold its own brackets: `(ActorWorker(actor_infer-0) pid=33521, ip=10.0.0.1) `.
-PROCESS = r"^\((?P<process>(?:[^()]|\([^()]*\))*?pid=\d+[^()]*)\) (?P<body>.*)$"
+# An actor's name may hold its own brackets, two deep: `(ActorWorker(actor_infer-0) pid=33521, ip=10.0.0.1) `,
+# Ray Data's `(MapWorker(MapBatches(vLLMEngineActor)) pid=1202, ip=10.0.0.1) `.
+PROCESS = r"^\((?P<process>(?:[^()]|\((?:[^()]|\([^()]*\))*\))*?pid=\d+[^()]*)\) (?P<body>.*)$"
 # How each wrapper starts (the tests below, and PROCESS's bracket): a line that starts
 # with none of them has no wrapper, so a batch with no such line skips every pattern.
 ANY_START = (

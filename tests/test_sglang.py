@@ -502,3 +502,20 @@ def test_kv_pressure_from_prefill_lines_alone(ingest_one):
     (finding,) = diagnose(run)
     assert (finding.id, finding.confidence, finding.metrics["phase"]) == ("kv-pressure", "low", "prefill")
     assert "3 prefill intervals" in finding.verdict
+
+
+@pytest.mark.parametrize("prefix", ["266_", "268_"])
+def test_startup_memory_wordings_are_oom(prefix, ingest_one):
+    """sglang/266 (`Not enough memory. Please try to increase --mem-fraction-static`, behind
+    GPUStack's lines: SGLang's flag names the file's engine) and sglang/268 (`Loaded weights
+    leave no GPU memory for the KV cache under --mem-fraction-static=0.88.`)."""
+    _, run = ingest_one(sample("sglang", prefix))
+    assert [f.id for f in diagnose(run)][0] == "oom"
+
+
+def test_graph_capture_lines_alone_are_sglangs(ingest_one):
+    """sglang/264: three lines of a MUSA startup, `Capture piecewise CUDA graph end. Time
+    elapsed: 176.68 s.` among them: SGLang's, typed, no finding (under five minutes)."""
+    result, run = ingest_one(sample("sglang", "264_"))
+    assert (result.sources[0].format, result.sources[0].unparsed) == ("sglang", 0)
+    assert ids(run) == []

@@ -860,3 +860,29 @@ def test_no_slow_decode_from_a_full_cache(ingest_one):
     kernel error: the throughput of those intervals counts evictions, no decode step."""
     _, run = ingest_one(sample("vllm", "216_"))
     assert [f.id for f in diagnose(run)] == ["crash", "kv-pressure"]
+
+
+# ---- hold-out 14 ----
+
+def test_ray_data_actor_tag_two_brackets_deep_and_a_broadcast_timeout(ingest_one):
+    """vllm/227: `(MapWorker(MapBatches(vLLMEngineActor)) pid=1202, ip=10.0.0.1)` behind Ray's
+    stamp: peeled, so the engine's traceback is read; its shm_broadcast read timed out after a
+    wait for the workers: a hang, and the crash it ended in."""
+    _, run = ingest_one(sample("vllm", "227_"))
+    assert [f.id for f in diagnose(run)] == ["crash", "hang"]
+
+
+def test_v0_engine_process_death_is_a_crash(ingest_one):
+    """vllm/225: V0's `RuntimeError('Engine process (pid 77) died.')` and `MQLLMEngine is already
+    dead, terminating server process` after a watchdog's C++ frames."""
+    _, run = ingest_one(sample("vllm", "225_"))
+    assert run.table("events").filter(pl.col("kind") == "engine_dead").collect().height == 2
+    assert [f.id for f in diagnose(run)][0] == "crash"
+
+
+def test_a_clock_without_seconds_is_still_vllms_header(ingest_one):
+    """vllm/231: `(APIServer pid=2640) ERROR 11-03 23:14 [serving_chat.py:1145]   File ...`: the
+    header read without its seconds, the traceback frames with it."""
+    result, run = ingest_one(sample("vllm", "231_"))
+    assert result.sources[0].format.startswith("vllm")
+    assert [f.id for f in diagnose(run)] == ["crash"]

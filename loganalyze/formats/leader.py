@@ -74,7 +74,7 @@ TOKENS = (
     # a level with a colon only behind a logger's name, as uvicorn's padded `INFO:     ` is a message.
     rf"[A-Za-z_][\w-]* - (?P<level__4>{LEVELS}): ",
     r"[A-Za-z_][\w-]* - ",  # an undotted logger name between ` - ` separators
-    r"\(\w*(?:\([^()]*\))?\s*pid=\d+[^()]*\) ?",  # a Ray or vLLM process tag, an actor's `(args)` in its name
+    r"\(\w*(?:\((?:[^()]|\([^()]*\))*\))?\s*pid=\d+[^()]*\) ?",  # a Ray or vLLM process tag, an actor's `(args)` in its name
     r"[A-Za-z_]\w* pid=\d+[^()]*\) ",  # the same, its `(` lost in a paste (vllm/44)
     r"\d{1,7} \[[\w./-]+\.py:\d+\] ?",  # a process id before file:line: `INFO 2193 [scheduler.py:120] `
     BAR,  # a tqdm bar glued before a block
@@ -90,7 +90,7 @@ LEADER = f"^(?:{COMMENT})?" + LEADER_NO_COMMENT[1:-1] + "*"
 # Tight on purpose: it runs on every line, and a line it passes pays for the full leader
 # regex (uvicorn's `INFO:     127.0.0.1...`, most lines of a busy vLLM log, must not).
 START = (rf"^(?:\^C|>|# |\*\*|`|[IWEF]\d{{4}}|\[|\d\d[-:]\d|\d{{4}}[-/]|\d{{1,3}}-\d\d-|-\d\d-\d\d |1\d{{9}}\.|\d{{1,7}} \[|\d{{1,3}}%\||(?:{MONTHS}) "
-         rf"|(?:{LEVELS})(?:[ \]|]|:[A-Za-z_])|[A-Za-z_]\w*(?:\.\w+)+ *[-|]|{LOGGER_COLON}|[A-Za-z_][\w-]* - |\(\w*(?:\([^()]*\))?\s*pid=|[A-Za-z_]\w* pid=\d)")
+         rf"|(?:{LEVELS})(?:[ \]|]|:[A-Za-z_])|[A-Za-z_]\w*(?:\.\w+)+ *[-|]|{LOGGER_COLON}|[A-Za-z_][\w-]* - |\(\w*(?:\((?:[^()]|\([^()]*\))*\))?\s*pid=|[A-Za-z_]\w* pid=\d)")
 # Ray's log deduplication ends a line it folded with ` [repeated 4x across cluster]`.
 SUFFIX = r"(?:\s+\([\w./-]+\.py:\d+\)|\*\*|`{1,3}| \[repeated \d+x across cluster\])$"
 # An indented `function (file.py:N)` and nothing else is a py-spy stack frame, whose

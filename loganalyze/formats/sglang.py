@@ -206,8 +206,12 @@ KINDS = (
            r"#retracted_reqs: (?P<retracted>\d+),.*#new_token_ratio: (?P<ratio_before>[\d.]+) -> (?P<ratio_after>[\d.]+)",
            "warning", ("KV cache pool is full. Retract requests. #retracted_reqs: 1, #new_token_ratio: 0.5988 -> 1.0000",),
            types={"retracted": I, "ratio_before": F, "ratio_after": F}),
-    _event("oom", ("out of memory", "Not enough memory", "OutOfMemoryError"),
-           r"(?:Prefill|Decode) out of memory|alloc_req_slots runs out of memory|Not enough memory|CUDA out of memory|OutOfMemoryError",
+    # `Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.88.`:
+    # the startup check of recent releases (sglang/268 of hold-out 14; raised as a ValueError,
+    # whose traceback kind takes the line where it is one).
+    _event("oom", ("out of memory", "Not enough memory", "OutOfMemoryError", "leave no GPU memory for the KV cache"),
+           r"(?:Prefill|Decode) out of memory|alloc_req_slots runs out of memory|Not enough memory|CUDA out of memory"
+           r"|OutOfMemoryError|leave no GPU memory for the KV cache",
            "critical", ("Decode out of memory. Try to lower your batch size.",), fallback=True),
     _event("watchdog_timeout", "atchdog timeout", r"(?:(?P<component>\w+) )?[Ww]atchdog timeout \((?:self\.)?watchdog_timeout=(?P<timeout_s>\d+)",
            "critical", ("Watchdog timeout (self.watchdog_timeout=300)",), types={"timeout_s": F}),
@@ -410,6 +414,8 @@ FORMAT = LogFormat(
         r"new fill batch\. #seq",
         r"^#running-req: \d+, #token:",
         r"server_args=ServerArgs\(|^\[[^\]]+\] server_args=\{", sglang_launch.MATCH,
+        r"--mem-fraction-static",  # SGLang's flag, named in its memory errors (sglang/266 of hold-out 14)
+        r"^(?:\[[\d :-]+\] )?Capture [\w ]*graph (?:begin|end)\. ",  # its graph capture (vLLM says `Capturing`)
         r"fired up and ready to roll",
         r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: (?:DP|TP|EP|PP)\d+)+\] ",
         r"Load weight (?:begin|end)\. ",

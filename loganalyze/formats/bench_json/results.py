@@ -66,7 +66,7 @@ TOOLS = (
                               "sharegpt_output_len", "accept_length")),
     ("vllm.bench_serve", ("completed",)),
     # inference-perf's lifecycle report (`summary_lifecycle_metrics.json`, one per stage).
-    ("inference-perf", ("load_summary",)),
+    ("inference-perf", ("load_summary", "successes")),
     # LLMPerf's summary (token_benchmark_ray.py's `*_summary.json`): `results_<metric>_<stat>`.
     ("llmperf", ("results_num_requests_started", "results_ttft_s_mean")),
     # Clients whose keys are printed labels, read by their words (loganalyze/formats/summary_labels.py).

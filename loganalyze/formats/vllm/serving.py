@@ -148,11 +148,15 @@ KINDS = (
            ("(EngineCore pid=104) ERROR 05-05 12:36:58 [core.py:1140] torch.OutOfMemoryError: CUDA out of memory. "
             "Tried to allocate 50.00 MiB. GPU 0 has a total capacity of 23.56 GiB of which 37.12 MiB is free.",),
            continuation=TRACEBACK_CONTINUATION),
+    # V0's multiprocessing front end (0.6 - 0.10) says it of its engine process: `RuntimeError('Engine
+    # process (pid 77) died.')`, `MQLLMEngine is already dead, terminating server process`.
     event("engine_dead", ("EngineDeadError", "EngineCore encountered a fatal error", "AsyncLLM output_handler failed",
-                           "Engine core initialization failed", "Engine process failed to start"),
+                           "Engine core initialization failed", "Engine process failed to start",
+                           "MQLLMEngine is already dead", "Engine process (pid "),
            None, "critical",
            ("(APIServer pid=1) ERROR 05-05 12:36:59 [serving.py:1173] vllm.v1.engine.exceptions.EngineDeadError: "
-            "EngineCore encountered an issue. See stack trace (above) for the root cause.",),
+            "EngineCore encountered an issue. See stack trace (above) for the root cause.",
+            "CRITICAL 01-22 00:13:36 launcher.py:99] MQLLMEngine is already dead, terminating server process"),
            continuation=TRACEBACK_CONTINUATION),
     event("nccl_error", "NCCL error",
            r"(?:Exception in worker (?P<worker>\S+) while processing method (?P<method>\w+): )?.*?"
