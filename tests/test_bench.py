@@ -598,3 +598,18 @@ def test_server_stats_logged_among_a_block_are_the_servers(ingest_one, tmp_path)
     _, run = ingest_one(path)
     assert run.table("stats").collect().height == 2
     assert not [line for r in bench(run) for line in r["block"] or [] if "Avg prompt throughput" in line]
+
+
+def test_a_client_whose_requests_the_server_refused(ingest_one):
+    """bench/287: benchmark_serving.py's command line, then the server's `"POST /chat/completions
+    HTTP/1.1" 404 Not Found` and no result: the requests were turned away."""
+    _, run = ingest_one(sample("bench", "287_"))
+    (finding,) = diagnose(run)
+    assert (finding.id, finding.metrics["problem"], finding.metrics["status"]) == ("bench-failures", "refused", 404)
+
+
+def test_a_retokenized_gap_of_random_prompts_is_no_mismatch(ingest_one):
+    """bench/288: 128,753 re-tokenized of 204,800 generated (37 %) on a healthy run of random
+    prompts: under the mismatch threshold."""
+    _, run = ingest_one(sample("bench", "288_"))
+    assert ids(run) == []

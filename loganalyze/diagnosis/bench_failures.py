@@ -49,10 +49,11 @@ CLIENT_HTTP, RETRIES = kinds("client_http"), kinds("client_retry")
 FAILED_WARNING = 0.01
 FAILED_CRITICAL = 0.10
 LOW_ACHIEVED = 0.7  # achieved / requested concurrency
-# 1 - retokenized / generated: healthy runs differ by up to a quarter (re-tokenizing decoded
+# 1 - retokenized / generated: healthy runs differ by up to 37 % (re-tokenizing decoded
 # text merges tokens: bench/46 11 %, sglang/69 12 %, sglang/235 of hold-out 12 23 %, a normal
-# TPU run of random prompts); broken output by half or more (bench/96 52 %, sglang/11 55 %, sglang/47 75 %).
-RETOKENIZED_GAP = 0.3
+# TPU run of random prompts; bench/288 of hold-out 14 37 %, random prompts); broken output by
+# half or more (bench/96 52 %, sglang/11 55 %, sglang/47 75 %).
+RETOKENIZED_GAP = 0.45
 RETOKENIZED_MIN = 100  # tokens: a few tokens of a tiny run (2 output tokens per prompt) are rounding, not garbage
 # Tokens per request: a few are special or template tokens that re-tokenizing the text
 # counts differently (bench/46: 6 per request); garbage after EOS or another tokenizer
