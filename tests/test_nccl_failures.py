@@ -93,3 +93,11 @@ def test_nccl_tests_own_failure_line_is_typed_and_read_as_the_failure(ingest_one
     _, run = ingest_one(sample("nccl", "142_"), name="t142")
     f = by_id(run)["nccl-error"]
     assert sorted(e.line for e in f.evidence) == [3, 4] and "a peer went away" in f.verdict
+
+
+def test_an_ofi_completion_error_is_an_nccl_error_on_the_plugin(ingest_one):
+    """nccl/265 (hold-out 14): 8x H200 over EFA, channels up through NET/AWS Libfabric, then
+    `NCCL WARN NET/OFI Operation with NULL context completed with error`."""
+    _, run = ingest_one(sample("nccl", "265_"))
+    (finding,) = [f for f in diagnose(run) if f.id == "nccl-error"]
+    assert "AWS OFI" in finding.verdict

@@ -411,6 +411,30 @@ def _all_failed(ctx: Case) -> list[Finding]:
     )]
 
 
+def _refused_run(ctx: Case) -> list[Finding]:
+    """A client's command line and the server's access lines answering its requests with errors
+    (`"POST /chat/completions HTTP/1.1" 404 Not Found`, bench/287 of hold-out 14), and no result:
+    the requests were turned away, so the run measured nothing."""
+    if "requests" not in ctx.run.tables() or not ctx.config_rows("bench.tool").height:
+        return []
+    posted = ctx.run.table("requests").filter((pl.col("status") >= 400) & (pl.col("method") == "POST")).collect()
+    refused, refused_evidence, status = _server_refusals(ctx) if posted.height else ("", [], None)
+    if status is None:  # a probe's 404 (GET /metrics) is no request of the client's
+        return []
+    return [Finding(
+        id="bench-failures", severity="warning",
+        title="The server turned the benchmark's requests away",
+        verdict=f"The benchmark client ran and no result of it is in the logs.{refused} The run measured nothing.",
+        impact=1.0, impact_text="the benchmark measured nothing",
+        recommendation=(TOO_LONG if status == 400 else
+                        "Check the client's route and model against the server (--endpoint, --base-url, --backend, "
+                        "--model: a 404 is a path or model the server does not serve); run one request by hand "
+                        "(curl) before rerunning the benchmark."),
+        confidence="medium", evidence=refused_evidence,
+        metrics={"problem": "refused", "status": status},
+    )]
+
+
 def _client_crashed(ctx: Case) -> list[Finding]:
     """The client died on a traceback and printed no result (vLLM's benchmark_serving.py with
     a --backend the server does not speak, bench/208 and bench/212 of hold-out 7; one that
@@ -502,8 +526,8 @@ def _client_answers(ctx: Case) -> list[Finding]:
 def find(ctx: Case) -> list[Finding]:
     sweep = ctx.metrics.get("sweep")
     if not sweep:
-        return ((_usage_error(ctx) or _all_failed(ctx) or _client_crashed(ctx) or _client_request_errors(ctx))
-                + _client_answers(ctx))
+        return ((_usage_error(ctx) or _all_failed(ctx) or _client_crashed(ctx) or _client_request_errors(ctx)
+                 or _refused_run(ctx)) + _client_answers(ctx))
     # One result per level, plus the results of no level: they name none, or print no
     # throughput to rank them by (a block cut short, a run where nearly every request failed).
     levels, results = sweep.frames["levels"], sweep.frames["results"]

