@@ -143,3 +143,14 @@ def test_inference_perf_log_with_its_yaml_config(ingest_one):
     assert events["kind"].to_list() == ["client_config", "client_log", "client_log"]
     assert str(events["ts"][0]) == "2025-08-19 17:52:49.038000"
     assert diagnose(run) == []
+
+
+def test_guidellm_01_progress_panel(ingest_one):
+    """bench/279 (hold-out 14): GuideLLM 0.1's live `Benchmarks` panel pasted twice: a client's
+    log, each row a benchmark's share done and rate, no finding."""
+    result, run = ingest_one(sample("bench", "279_"))
+    assert result.sources[0].format == "client-log"
+    rows = run.table("events").filter(pl.col("kind") == "client_progress").sort("line_no").collect()
+    first = json.loads(rows["fields"][0])
+    assert rows.height == 6 and first == {"done_pct": 100, "profile": "synchronous", "rate": 0.02}
+    assert diagnose(run) == []

@@ -55,12 +55,17 @@ AIPERF_LOGGER = (r"aiperf\.[\w.]+|(?:system_controller|records_manager|timing_ma
 AIPERF_FILE = (r"(?:system_controller(?:_dispatch)?|records_manager|dataset_manager|timing_manager|worker_manager"
                r"|service_registry|osl_mismatch_metrics|event_loop_monitor|phase_orchestrator|_single_run"
                r"|tokenizer_(?:validator|display)|exporter_manager|base_service_manager)\.py:\d+")
+# GuideLLM 0.1's live panel of benchmarks, a row each: `│ [14:19:55]   100% synchronous
+# (0.02 req/sec avg)`, a spinner before the share while one runs (bench/279 of hold-out 14).
+GUIDELLM_PROGRESS = (r"^\s*│?\s*\[\d\d:\d\d:\d\d\]\s+(?:[^\d\s]\s+)?(?P<done_pct>\d{1,3})% (?P<profile>[\w@.]+(?: req/s)?)\s+"
+                     r"\((?P<rate>[\d.]+) req/sec avg\)")
 # An OpenAI-style inference route that a client posts to (CLIENT_HTTP below).
 HTTP_ROUTE = r"/v1/(?:chat/)?completions|/generate\b"
 DETECT = (
     rf"^\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? - (?:{AIPERF_LOGGER}|inference_perf\.[\w.]+) - (?:{LEVEL}) - ",
     rf"^(?:{BARS}){CLOCK} (?:{LEVEL}) +.*(?:\(| {{2}}){AIPERF_FILE}\)?\s*$",
     rf"^\d\d-\d\d-\d\d \d\d:\d\d:\d\d\|(?:{LEVEL}) *\|guidellm\.",
+    GUIDELLM_PROGRESS,
     rf"\[(?:{LEVEL})\] genai_perf\.[\w.]+:\d+ - ",
     r"^\s*NVIDIA AIPerf \| |^CLI Command: aiperf |^Log File: \S*aiperf\.log$",
     # Their own words, behind any logging header.
@@ -120,6 +125,15 @@ KINDS = (
         name="client_step", table="events", needle="✔ ", match=r"^✔ \S", continuation=r"^  \S",
         message=True, const={"severity": "info"},
         samples=("✔ Setup complete, starting benchmarks...",),
+    ),
+    LineKind(
+        name="client_progress", table="events", needle="req/sec avg)", match=GUIDELLM_PROGRESS,
+        pattern=GUIDELLM_PROGRESS, types={"done_pct": pl.Int64, "rate": pl.Float64}, pack="fields", message=True,
+        const={"severity": "info"},
+        samples=(Sample("│ [14:24:55]   100% throughput            (0.53 req/sec avg)                    │",
+                        done_pct=100, profile="throughput", rate=0.53),
+                 Sample("│ [14:26:00] ⠼  15% constant@0.08 req/s   (0.05 req/sec avg)", done_pct=15,
+                        profile="constant@0.08 req/s", rate=0.05)),
     ),
     # AIPerf's panels after its tables (`╭── Token Count Discrepancy Warning ──╮`, `│ ... │`
     # rows, `╰──╯`): one event each, a warning where its title says so.
