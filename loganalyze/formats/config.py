@@ -9,7 +9,6 @@ function per line is acceptable here and nowhere else.
 from __future__ import annotations
 
 import polars as pl
-import regex
 
 OPEN, CLOSE = "([{", ")]}"
 
@@ -134,7 +133,7 @@ def command_flags(origin: str, aliases: dict[str, str]):
     row per `--flag value` (`True` for a switch), named by the setting it sets. `aliases` maps
     flag names to settings (`tp` and `tp-size` to `tp_size`); a flag that is the prefix of
     exactly one of them is that one, as argparse reads it (`--speculative-algo`); any other
-    keeps its own name, `-` read as `_`. Command lines are few, so each is read in Python."""
+    keeps its own name, `-` read as `_`."""
 
     def setting(flag: str) -> str:
         if flag in aliases:
@@ -143,11 +142,11 @@ def command_flags(origin: str, aliases: dict[str, str]):
         return longer.pop() if len(longer) == 1 else flag.replace("-", "_")
 
     def handle(rows: pl.DataFrame) -> pl.DataFrame:
-        pairs = []
-        for args in rows["args"].to_list():
-            found = [regex.match(r"--([\w-]+)(?:[= ](.*))?$", f, regex.S) for f in regex.findall(FLAG, args or "")]
-            pairs.append([[setting(m.group(1)), (m.group(2) or "True").strip("'\"")] for m in found])
-        listed = pl.Series("_flags", pairs, dtype=pl.List(pl.List(pl.String)))
-        return explode_pairs(rows.with_columns(listed), pl.col("_flags"), origin)
+        flag = pl.element()
+        pairs = pl.col("args").str.extract_all(FLAG).list.eval(pl.concat_list(
+            flag.str.extract(r"^--([\w-]+)", 1), flag.str.extract(r"(?s)^--[\w-]+[= ](.*)$", 1).fill_null("True")))
+        out = explode_pairs(rows, pairs, origin)
+        names = {name: setting(name) for name in out["key"].unique().to_list()}  # the few distinct flags
+        return out.with_columns(key=pl.col("key").replace_strict(names))
 
     return handle
