@@ -3,8 +3,9 @@
 Large-message busbw is compared with the public reference for the GPU class
 (docs/formats-sources.md#reference-bandwidths; sources in docs/findings-nccl.md); a busbw
 that falls off above some size is flagged too. The `# Avg bus bandwidth` line is never
-used: it averages in the latency-bound sizes. A healthy measurement gets an info finding that says so, with
-the reference it matches, because "is this number bad?" is the question people ask.
+used: it averages in the latency-bound sizes. A healthy measurement gives no finding: a note
+that busbw is as expected reads as an alarm on a healthy log (nccl/273, nccl/17); the class
+and reference it was held to stay in the finding's metrics when there is one.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ NVLINK_MIN = 60.0  # above any PCIe x16 figure (Gen5 ~64 GB/s raw per direction)
 FAR_BELOW = 0.5  # NVSwitch systems: below half the reference
 BOX_GPUS = 8  # GPUs in one server of the usual kind: more ranks than this span several (or an NVL rack)
 NVLINK_RACK = r"GB200|GB300|NVL\d"  # hosts of one NVLink domain (NVL72 trays): several hosts, still NVLink
+RDMA_LOW = 8.0  # GB/s (64 Gb/s): below what one 100 Gb IB/RoCE NIC carries; GPUDirect boxes ship 100-400 Gb
+DATACENTER = r"H100|H200|H800|H20\b|A100|A800|B200|B100|SXM|HBM"  # GPUs sold in boxes with RDMA NICs
 
 # (class, name pattern, reference busbw GB/s, source) - the first pattern that matches wins.
 REFERENCES = (
@@ -73,8 +76,10 @@ def find(ctx: Case) -> list[Finding]:
         return [_collapse(ctx, s, perf, {"collapse_size": s["collapse_size"]})] if s.get("collapse_size") else []
     if (s.get("perf_hosts") or 0) > 1 and not any(re.search(NVLINK_RACK, d) for d in s.get("perf_devices") or []):
         # Ranks on several hosts (nccl/129: two A3 Mega nodes, 338 GB/s): the network between the
-        # nodes bounds busbw, and every reference here is one box's, so none gives a verdict.
-        return [_collapse(ctx, s, perf, {"collapse_size": s["collapse_size"]})] if s.get("collapse_size") else []
+        # nodes bounds busbw, and every reference here is one box's; only a figure below any RDMA
+        # NIC's is a verdict (nccl/272: 5.8 GB/s over RoCE between H100 nodes).
+        found = _below_rdma(ctx, s, perf)
+        return found + ([_collapse(ctx, s, perf, {"collapse_size": s["collapse_size"]})] if s.get("collapse_size") else [])
     cls, ref, src = classify(s.get("perf_devices") or [], busbw)
     test = ", ".join(s.get("perf_tests") or []) or "nccl-tests"
     devices = f", {', '.join(s['perf_devices'])}" if s.get("perf_devices") else ""
@@ -101,22 +106,32 @@ def find(ctx: Case) -> list[Finding]:
         ))
     if s.get("collapse_size"):
         found.append(_collapse(ctx, s, perf, metrics))
-    unnamed_fast = cls == "NVLink" and not s.get("perf_devices") and (n or 0) > BOX_GPUS
-    if not found and (cls == "unknown" or unnamed_fast):
-        # Not low, and nothing names the GPUs (on more ranks than a box has, fast links may be
-        # NVLink or a network between boxes): no reference to hold the figure to, so no verdict;
-        # a note saying so would read as a finding on a healthy log (nccl/93, nccl/119).
-        return []
-    if not found:
-        found.append(Finding(
-            id="nccl-bandwidth", severity="info", title=f"NCCL busbw as expected for {cls}",
-            verdict=f"{where} matches the {cls} reference ({src}): "
-                    + ("NVLink is in use, several times any PCIe figure." if cls != "PCIe" and busbw >= NVLINK_MIN
-                       else "P2P over PCIe works at the link's bound; as good as PCIe gets, not a fault.") + decode,
-            impact=0.0, impact_text="none", recommendation="Nothing to change in NCCL; look elsewhere for lost time.",
-            evidence=ctx.evidence(_rows(perf, size)), metrics=metrics,
-        ))
     return found
+
+
+def _below_rdma(ctx: Case, s: dict, perf: pl.DataFrame) -> list[Finding]:
+    """Across hosts over IB/RoCE between data-center GPUs, busbw under RDMA_LOW: the NIC's speed is
+    not in the log, so the floor is the slowest NIC such boxes ship with, and confidence is low."""
+    busbw, size = s["busbw_large"], s["busbw_large_size"]
+    rdma = any(t.startswith("NET/IB") for t in s.get("transports") or {}) or "IB" in (s.get("networks") or [])
+    devices = s.get("perf_devices") or []
+    if busbw >= RDMA_LOW or not rdma or not any(re.search(DATACENTER, d) for d in devices):
+        return []
+    test = ", ".join(s.get("perf_tests") or []) or "nccl-tests"
+    low = 1 - busbw / RDMA_LOW
+    return [Finding(
+        id="nccl-bandwidth", severity="warning", title="NCCL busbw between nodes below any RDMA NIC's",
+        verdict=f"{busbw:g} GB/s busbw at {_gb(size)} ({test}, {s['perf_hosts']} hosts, {', '.join(devices)}) "
+                f"over IB/RoCE is below the {RDMA_LOW:g} GB/s that even one 100 Gb NIC carries. "
+                "The log does not give the NICs' speed, so the floor is the slowest such boxes ship with.",
+        impact=round(low * COMM_SHARE, 3),
+        impact_text=f"inter-node collectives {_slower(low)} than one 100 Gb NIC allows",
+        recommendation="Check which NICs NCCL uses (NCCL_IB_HCA, `NET/IB : Using` lines) against the GPUs per "
+                       "node, the NIC's link rate (`ibstat`), GPUDirect RDMA and PCIe placement of NIC and GPUs.",
+        evidence=ctx.evidence(_rows(perf, size)), metrics={"busbw_large": busbw, "floor": RDMA_LOW,
+                                                           "perf_hosts": s["perf_hosts"]},
+        confidence="low",
+    )]
 
 
 def _low(cls: str, ref: float | None, busbw: float) -> float | None:
