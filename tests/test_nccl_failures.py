@@ -101,3 +101,13 @@ def test_an_ofi_completion_error_is_an_nccl_error_on_the_plugin(ingest_one):
     _, run = ingest_one(sample("nccl", "265_"))
     (finding,) = [f for f in diagnose(run) if f.id == "nccl-error"]
     assert "AWS OFI" in finding.verdict
+
+
+def test_270_neuron_ccom_without_a_transport_is_an_nccl_error(ingest_one):
+    """nccl/270 (hold-out 14): AWS Neuron's CCOM prints NCCL's envelope with its own tag; with the
+    EFA plugin failing, `No transport found between devices` means no communicator."""
+    result, run = ingest_one(sample("nccl", "270_"))
+    assert result.sources[0].format == "nccl" and result.sources[0].lines_by_table["events"] == 4
+    assert categories(run) == ["other", "other", "no_transport", "other"]
+    f = by_id(run)["nccl-error"]
+    assert f.severity == "critical" and "transport.cc:36 CCOM WARN No transport found" in f.evidence[0].text

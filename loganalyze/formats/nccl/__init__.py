@@ -53,7 +53,7 @@ RECORD_START = (r"(?:[^\s:\[\]]*[^\s:\[\]\d][^\s:\[\]]*:\d+:\d+ (?:\[\d+\] )?)?N
                 r"|NCCL version \d+\.\d+\.\d+[\w.-]*\+cuda")
 # The envelope itself, a WARN's `file.cc:N` included: what a record begun inside another
 # writer's output starts with (a bare `NCCL version` inside an error message is no record).
-RECORD_HEADER = r"[^\s:\[\]]*[^\s:\[\]\d][^\s:\[\]]*:\d+:\d+ (?:\[\d+\] )?(?:[\w./-]+:\d+ )?NCCL (?:INFO|WARN|TRACE|CALL|ABORT) "
+RECORD_HEADER = r"[^\s:\[\]]*[^\s:\[\]\d][^\s:\[\]]*:\d+:\d+ (?:\[\d+\] )?(?:[\w./-]+:\d+ )?(?:NCCL|CCOM) (?:INFO|WARN|TRACE|CALL|ABORT) "
 
 FORMAT = LogFormat(
     name="nccl",
@@ -66,6 +66,7 @@ FORMAT = LogFormat(
         r"\S+:\d+:\d+ \[\d+\] (?:[\w./-]+:\d+ )?NCCL (?:INFO|WARN|TRACE) ",
         r"^\S+:\d+:\d+ \[\d+\] (?:[\w./-]+:\d+ )?(?:INFO|WARN) ",  # 2.0-2.2: no NCCL tag
         r"NCCL (?:INFO|WARN) ",
+        r"\d+:\d+ \[\d+\] (?:[\w./-]+:\d+ )?CCOM (?:INFO|WARN) ",  # AWS Neuron's CCOM
         r"^NCCL version \d",
         r"ProcessGroupNCCL\.cpp:\d+\]",
         r"Watchdog caught collective operation timeout",
@@ -90,9 +91,9 @@ FORMAT = LogFormat(
     ),
     embeddable=True,
     record_start=RECORD_START,
-    record_marks=("NCCL ",),
+    record_marks=("NCCL ", "CCOM "),
     record_header=RECORD_HEADER,
     # Every NCCL envelope and c10d line holds "NCCL"; the C++ abort and its frames do not, nor
     # do 2.0-2.2's envelopes (`[3] INFO `, `socket.h:194 WARN `).
-    gate=("NCCL", "DistBackendError", "frame #", "] INFO ", " WARN "),
+    gate=("NCCL", "CCOM", "DistBackendError", "frame #", "] INFO ", " WARN "),
 )

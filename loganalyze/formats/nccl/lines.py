@@ -17,7 +17,9 @@ I, F, S, B = pl.Int64, pl.Float64, pl.String, pl.Boolean
 # cut excerpts keep `NCCL INFO Trees ...` or `[1] NCCL INFO Channel ...`. NCCL 2.0-2.2 print
 # no tag (`host:2123:2230 [3] INFO transport/net_ib.cu:555 -> 2`, `host:3171:3171 [0]
 # misc/ibvwrap.cu:61 WARN Failed to open libibverbs.so[.1]`): there the host and [cudaDev]
-# are required instead. The message starts at the level either way, so every kind reads one.
+# are required instead. AWS Neuron's collectives (CCOM, NCCL's code for Trainium/Inferentia)
+# print the same envelope with `CCOM` for the tag (`102203:102204 [0] init.cc:99 CCOM WARN ...`).
+# The message starts at the level either way, so every kind reads one.
 HOST = r"(?P<host{n}>[^\s:\[\]]*[^\s:\[\]\d][^\s:\[\]]*):(?P<pid{n}>\d+):(?P<tid{n}>\d+) "
 SRC = r"[\w./-]*[A-Za-z.][\w./-]*:\d+"
 LEVELS = "INFO|WARN|TRACE|CALL|ABORT"
@@ -30,7 +32,7 @@ PREFIX = (
     r"(?:\[(?P<gpu>\d+)\] )?"
     r"(?:(?P<elapsed_ms>\d+\.\d+) )?"
     rf"(?:(?P<src>{SRC})(?: \((?P<func>[^)]*)\))? )?"
-    r"NCCL "
+    r"(?:NCCL|CCOM) "
     rf"|{HOST.format(n='__2')}\[(?P<gpu__2>\d+)\] (?:(?P<src__2>{SRC}) )?"
     r")"
     rf"(?P<msg>(?P<level>{LEVELS}) .*)$"
