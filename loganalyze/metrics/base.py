@@ -61,7 +61,7 @@ def decode_rows(run: Run) -> pl.DataFrame:
     return cached[1]
 
 
-def line_text(run: Run, rows: pl.DataFrame, tables: tuple[str, ...] = ("stats", "spec")) -> pl.DataFrame:
+def line_text(run: Run, rows: pl.DataFrame, tables: tuple[str, ...] = ("stats", "spec", "bench")) -> pl.DataFrame:
     """`rows` with their `raw` line text filled in from `tables`, by (source, line_no), where
     it is missing: the per-interval frames leave the text out (see `decode_rows`), so it is
     read for the few rows a finding cites, not for millions."""
