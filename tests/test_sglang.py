@@ -519,3 +519,23 @@ def test_graph_capture_lines_alone_are_sglangs(ingest_one):
     result, run = ingest_one(sample("sglang", "264_"))
     assert (result.sources[0].format, result.sources[0].unparsed) == ("sglang", 0)
     assert ids(run) == []
+
+
+def test_device_side_asserts_are_the_crash_they_cause(tmp_path, ingest_one):
+    """A kernel's assertion, printed per thread before the traceback it causes, is the crash's
+    cause; a file of only such lines (sglang/275 of hold-out 15: a bounds check) is still read."""
+    log = tmp_path / "assert.log"
+    log.write_text(
+        '../aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [0,0,0], thread: [4,0,0] Assertion '
+        '`-sizes[i] <= index && index < sizes[i] && "index out of bounds"` failed.\n' * 2
+        + "Exception in ModelRpcClient:\nTraceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.11/site-packages/sglang/srt/managers/router/model_rpc.py", line 196, in exposed_step\n'
+        "    self.forward_step()\nRuntimeError: CUDA error: device-side assert triggered\n")
+    _, run = ingest_one(log)
+    (f,) = diagnose(run)
+    assert (f.id, f.title, f.evidence[0].line) == ("crash", "Device-side assert", 1)
+    assert "failed in operator() (../aten/src/ATen/native/cuda/IndexKernel.cu:92), 2 line(s)" in f.verdict
+    bound = tmp_path / "bound.log"
+    bound.write_text("Out Of Bound Tensor access detected at dim[1]: assert(63 < 63)\n" * 3)
+    _, run = ingest_one(bound, name="bound")
+    assert [f.title for f in diagnose(run)] == ["Device-side assert"]

@@ -19,7 +19,7 @@ from loganalyze.diagnosis.nccl_error import HCCL_TEXT, TEXT as NCCL_TEXT
 from loganalyze.diagnosis.oom import NO_KV_BLOCKS, OOM_TEXT
 from loganalyze.kinds import kind_in, kinds
 
-ERRORS = kinds("traceback", "exception", "process_crash", "engine_dead", "fatal_error", "native_signal")
+ERRORS = kinds("traceback", "exception", "process_crash", "engine_dead", "fatal_error", "native_signal", "device_assert")
 KINDS = (*ERRORS, *kinds("engine_exited"))
 # A KV transfer worker's error explains the traceback printed below it (kv-transfer says so).
 TRANSFER = kinds("kv_transfer_error", "kv_transfer_failed", "kv_connector_failed")
@@ -29,6 +29,7 @@ TRANSFER = kinds("kv_transfer_error", "kv_transfer_failed", "kv_connector_failed
 DIED = kinds("child_failed", "killed")
 EXPLAINS_DEATH = kinds("watchdog_timeout", "watchdog_batch", "stack_dump", "oom", "nccl_error", "kv_transfer_failed",
                        "kv_transfer_error", "kv_connector_failed", "hccl_error")
+TITLES = {"engine_exited": "Engine core died", "native_signal": "Native crash", "device_assert": "Device-side assert"}
 BEFORE = 5  # lines before a traceback where the line that caused it may stand
 # A KV connector may log its failure after the traceback it caught (vLLM's NIXL connector:
 # the zmq error's traceback, its final line, then `Handshake failed for request R`).
@@ -76,12 +77,14 @@ def find(ctx: Case) -> list[Finding]:
         verdict = _native(first)
     elif first["kind"] == "fatal_error":
         verdict = _fatal(first, rows.height)
+    elif first["kind"] == "device_assert":
+        verdict = _device_assert(first, rows)
     else:
         verdict = f"{rows.height} traceback(s); the first, in {_where(first['message'] or '')}: {_error(first)}."
     native = first["kind"] == "native_signal"
     return [Finding(
         id="crash", severity="critical",
-        title="Engine core died" if first["kind"] == "engine_exited" else "Native crash" if native else "Server error",
+        title=TITLES.get(first["kind"], "Server error"),
         verdict=verdict,
         impact=1.0, impact_text="the failing process stops serving",
         recommendation=RECOMMEND_NATIVE if native else (
@@ -126,6 +129,17 @@ def _fatal(row: dict, errors: int) -> str:
     return (f"A process died of a fatal error: {said}. Python prints this on a fatal signal (a segmentation fault, "
             f"an abort from native code such as a CUDA or NCCL failure) or an unrecoverable interpreter error, with the "
             f"stack of each thread above it{others}.")
+
+
+def _device_assert(first: dict, rows: pl.DataFrame) -> str:
+    """A GPU kernel's assertion: the first is the cause, the CUDA errors after it its echo."""
+    f = json.loads(first["fields"] or "{}")
+    what = (f"`{f['assertion'][:120]}` failed in {f.get('function') or 'a kernel'} ({f['src']}:{f['src_line']})"
+            if f.get("assertion") else f"a bounds check failed (`{(f.get('bound') or '')[:120]}`)")
+    asserts = int((rows["kind"] == "device_assert").sum())
+    return (f"A GPU kernel's own assertion stopped it: {what}, {asserts} line(s). After a device-side assert the "
+            "CUDA context is lost and every later CUDA call fails; the usual cause is an index out of range "
+            "(a token id beyond the vocabulary, a position or slot beyond the cache).")
 
 
 def _error(row: dict) -> str:

@@ -152,6 +152,31 @@ FATAL_ERROR = LineKind(
                     modules=3)),
 )
 
+# A GPU kernel's own assertion (CUDA's device-side assert, printed once per failing thread):
+# `../aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [0,0,0], thread: [4,0,0]
+# Assertion `-sizes[i] <= index && index < sizes[i] && "index out of bounds"` failed.`, and the
+# bounds check some kernel generators print instead (`Out Of Bound Tensor access detected at
+# dim[1]: assert(63 < 63)`, sglang/275 of hold-out 15). The CUDA context is lost after it: every
+# later CUDA call fails with `device-side assert triggered`, so the first is the cause.
+DEVICE_ASSERT = LineKind(
+    name="device_assert",
+    table="events",
+    needle=("] Assertion `", "Out Of Bound Tensor access detected"),
+    pattern=(r"^(?P<src>\S+?):(?P<src_line>\d+): (?P<function>.*?): block: \[(?P<block>[\d,]+)\], thread: "
+             r"\[(?P<thread>[\d,]+)\] Assertion `(?P<assertion>.*)` failed"
+             r"|^Out Of Bound Tensor access detected at (?P<bound>dim\[-?\d+\]: .*)$"),
+    types={"src_line": pl.Int64},
+    const={"severity": "critical"},
+    pack="fields",
+    message=True,
+    samples=(Sample("../aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [0,0,0], thread: [4,0,0] "
+                    "Assertion `-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed.",
+                    src="../aten/src/ATen/native/cuda/IndexKernel.cu", src_line=92, function="operator()",
+                    block="0,0,0", thread="4,0,0",
+                    assertion='-sizes[i] <= index && index < sizes[i] && "index out of bounds"'),
+             Sample("Out Of Bound Tensor access detected at dim[1]: assert(63 < 63)", bound="dim[1]: assert(63 < 63)")),
+)
+
 # UCX's signal handler (the transport library under NIXL, Open MPI and others, ucs/debug/debug.c):
 # `[host:pid:thread:tid] Caught signal 11 (Segmentation fault: <detail>)`, then its backtrace,
 # `==== backtrace (tid: N) ====`, ` 0  /path/libucs.so(ucs_handle_error+0x294) [0x7f...]`, a
@@ -446,5 +471,5 @@ DEFAULT_KERNEL_CONFIG = info_event(
 
 # The kinds of Python and library lines that both engines print, in the order both declare them.
 ENGINE_PROCESS_KINDS = (PYTHON_WARNING, TORCH_WARNING, NANOBIND_LEAKS, GLOO_CONNECTED, WEIGHTS_FORMAT, DEFAULT_KERNEL_CONFIG,
-                        NUMEXPR, STACK_DUMP, FATAL_ERROR, NATIVE_SIGNAL, HCCL_ERROR, TRANSFER_ERROR,
+                        NUMEXPR, STACK_DUMP, FATAL_ERROR, NATIVE_SIGNAL, DEVICE_ASSERT, HCCL_ERROR, TRANSFER_ERROR,
                         TRANSFER_ENGINE, CONTAINER_BANNER, TRACEBACK_CHAIN, AIOHTTP_ACCESS)
