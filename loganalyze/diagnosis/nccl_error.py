@@ -107,8 +107,27 @@ def _failures(ctx: Case) -> pl.DataFrame:
     where = pl.col("fields").str.json_path_match("$.where")
     trail = ctx.events(kind_in(TRAIL) & code.is_in(list(CODES)).fill_null(False)
                        & ~where.str.contains(PROBE).fill_null(False))
+    trail = trail.filter(~_handled(ctx, trail))
     return pl.concat([errors, warns, trail, _failed_retries(ctx)], how="diagonal_relaxed").unique(
         ["source", "line_no"], maintain_order=True)
+
+
+def _handled(ctx: Case, trail: pl.DataFrame) -> pl.Series:
+    """Trail lines whose process prints an ordinary init record on the very next line: the code
+    was handled where it was returned and NCCL went on (2.4 probing a virtual NIC: `Could not
+    find real path of /sys/class/net/veth...`, `include/net.h:19 -> 2`, then the NIC distances;
+    nccl/276 of hold-out 15). An error unwinds through its callers, a trail line each (nccl/144)."""
+    tables = [t for t in ("nccl_comms", "nccl_links", "nccl_topo") if t in ctx.run.tables()]
+    if trail.height == 0 or not tables:
+        return pl.Series([False] * trail.height, dtype=pl.Boolean)
+    ordinary = pl.concat([ctx.run.table(t).select("source", "line_no", "host", "pid").collect() for t in tables])
+    keys = trail.select("source", next_line=pl.col("line_no") + 1,
+                        host=pl.col("fields").str.json_path_match("$.host"),
+                        pid=pl.col("fields").str.json_path_match("$.pid").cast(pl.Int64, strict=False))
+    hit = keys.join(ordinary.rename({"line_no": "next_line"}), on=["source", "next_line", "host", "pid"],
+                    how="semi", nulls_equal=True).with_columns(found=pl.lit(True))
+    return keys.join(hit.unique(["source", "next_line"]).select("source", "next_line", "found"),
+                     on=["source", "next_line"], how="left", maintain_order="left")["found"].fill_null(False)
 
 
 def _failed_retries(ctx: Case) -> pl.DataFrame:
