@@ -61,6 +61,11 @@ CAUSES = (
      "RDMA device not usable where the process runs)",
      "Check the HCA with `ibv_devinfo` where the process runs (inside the container: /dev/infiniband, the rdma "
      "libraries, IPC_LOCK), NCCL_IB_HCA and NCCL_IB_GID_INDEX (RoCE); rerun nccl-tests between the two hosts."),
+    (r"has already checked in",
+     "at bootstrap: two processes claimed the same rank, so the communicator cannot form",
+     "Make the launcher's layout match the job's: nodes x processes per node equal to the world size, a distinct "
+     "RANK / LOCAL_RANK per process (slurm's --ntasks-per-node against the trainer's devices and num_nodes, "
+     "torchrun's --nnodes / --nproc-per-node / --node-rank on each host)."),
     (r"NET/OFI",
      "on the network plugin between processes (AWS OFI over EFA / Libfabric: a transfer or its setup failed)",
      "Check the EFA devices and the aws-ofi-nccl plugin where the process runs (`fi_info -p efa`, the plugin's and "

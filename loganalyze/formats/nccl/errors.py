@@ -43,6 +43,9 @@ WARN_CATEGORIES = (
     ("ib_async_error", r"Got async event : (?:port error|local catastrophic error|\w+ fatal error|CQ error"
                        r"|[\w ]*work queue[\w ]* error|device fatal)"),
     ("proxy_failure", r"Failed to execute operation"),
+    # The bootstrap root hearing one rank twice: two processes were given the same rank (a launcher
+    # layout, nodes x processes per node, that does not match the world size; nccl/277 of hold-out 15).
+    ("duplicate_rank", r"has already checked in"),
     # transport.cc finding no way between two ranks (Neuron's CCOM without its EFA plugin, nccl/270):
     # the communicator cannot be built.
     ("no_transport", r"No transport found between"),
@@ -52,7 +55,7 @@ WARN_CATEGORIES = (
 # The categories that are a failure (NCCL returns an error), not advice about performance.
 FAILURES = ("cuda_failure", "ib_call_failed", "address_in_use", "call_failed", "socket_error", "ring_loop",
             "version_mismatch", "same_gpu", "wrong_type", "timeout", "shm_failure", "ib_completion_error",
-            "ofi_failure", "proxy_failure", "no_transport", "connection_lost", "ib_async_error", "cuda_library_missing")
+            "ofi_failure", "proxy_failure", "no_transport", "duplicate_rank", "connection_lost", "ib_async_error", "cuda_library_missing")
 
 
 def _warn_fields(rows: pl.DataFrame) -> pl.DataFrame:
@@ -217,6 +220,7 @@ NCCL_EVENTS = (
                  Sample("NCCL WARN Call to ibv_open_device failed", category="ib_probe_failed"),
                  Sample("NCCL WARN Call to ibv_modify_qp failed with error No such device", category="ib_call_failed"),
                  Sample("NCCL WARN NET/IB : mlx5_2:1 Got async event : GID table change", category="other"),
+                 Sample("NCCL WARN Bootstrap Root : rank 1 of 8 ranks has already checked in", category="duplicate_rank"),
                  # AWS Neuron's CCOM envelope (nccl/270).
                  Sample("2023-May-21 14:27:33.0045 102203:102204 [0] transport.cc:36 CCOM WARN No transport found "
                         "between devices 0 and 0. Possible replica group misconfiguration", category="no_transport", cuda_dev=0, src="transport.cc:36")),
