@@ -161,10 +161,33 @@ def _returned(events: pl.DataFrame) -> tuple[str, str] | None:
     return CODES[fields["code"]], fields["where"]
 
 
+def _wrong_results(ctx: Case) -> list[Finding]:
+    """nccl-tests rows whose `#wrong` column counts elements that arrived different from what was
+    sent: the collective completed and corrupted its data (a faulty link, NIC or GPU, or a broken
+    protocol path: nccl/280 of hold-out 15, two nodes over bonded Ethernet). `N/A` (no check:
+    `-c 0`, or in-place sendrecv) is no count."""
+    fam = ctx.metrics.get("nccl")
+    if not fam or not fam.summary.get("wrong"):
+        return []
+    wrong = fam.frames["busbw"].filter((pl.col("oop_wrong").fill_null(0) + pl.col("ip_wrong").fill_null(0)) > 0)
+    first = wrong.row(0, named=True)
+    return [Finding(
+        id="nccl-error", severity="critical", title="nccl-tests found wrong results",
+        verdict=(f"{fam.summary['wrong']:,} wrong element(s) in {wrong.height} row(s) of {first['test'] or 'nccl-tests'}, "
+                 f"from {first['size']:,} B on: the collective completed and returned corrupted data. "
+                 "This is a fault, not a performance problem."),
+        impact=1.0, impact_text="results computed over these links are wrong",
+        recommendation=("Find the link that corrupts: rerun between pairs of hosts and GPUs, with NCCL_PROTO=Simple "
+                        "and NCCL_ALGO=Ring to rule out a protocol, and check the NICs' and GPUs' error counters "
+                        "(`ibstat`/`ethtool -S`, `nvidia-smi -q -d ECC`) and the firmware."),
+        evidence=ctx.evidence(wrong.select("source", "line_no", "raw")), metrics={"wrong": fam.summary["wrong"]},
+    )]
+
+
 def find(ctx: Case) -> list[Finding]:
     events = _failures(ctx)
     if events.height == 0:
-        return []
+        return _wrong_results(ctx)
     # The CUDA error NCCL's exception quotes under `Last error:` is a line of its own (vllm/182).
     quoted = ctx.events(pl.col("message").str.contains(r"^Cuda failure \d+ '").fill_null(False))
     text = "\n".join([*events["message"].drop_nulls().to_list(), *quoted["message"].drop_nulls().to_list()])
