@@ -46,6 +46,11 @@ INNER_TAG = r"\[\d+,\d+\]<(?:stdout|stderr)>:|(?P<before>\S)\[\d+\](?P<after>\s+
 WRAPPED = (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d|[A-Za-z0-9_.-]+(?:[-_]\d+)?\s+\| "
            rf"|(?:{MONTHS}) [ \d]\d \d\d:\d\d:\d\d |\[\d+,\d+\]<std|\[\d+\]\s")
 MARKUP = rf"^(?:> ?|\*\*|`{{1,3}})+(?P<body>(?:{WRAPPED}).*)$"
+# A wrapped line indented where it was pasted (a list item's code block: `        [1,0]<stdout>:
+# ...`, nccl/281 of hold-out 15): the indentation goes where a wrapper that only a collector
+# prints follows it (an MPI tag, an ISO or syslog stamp); not before other text, where
+# indentation is the line's own (a traceback's frames, a table row).
+INDENTED = rf"^\s+(?P<body>(?:\[\d+,\d+\]<std|\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d|(?:{MONTHS}) [ \d]\d \d\d:\d\d:\d\d ).*)$"
 # A multi-node launcher's label for the host or rank a line came from: pdsh and DeepSpeed's
 # launcher (`node1: `, `10.0.0.1: `), `srun --label` (`0: `), torchrun's `--tee` (`[default0]:`).
 # A label is a host's name only if it holds a digit (`Error: `, `Throughput: ` are messages),
@@ -64,7 +69,7 @@ PROCESS = r"^\((?P<process>(?:[^()]|\((?:[^()]|\([^()]*\))*\))*?pid=\d+[^()]*)\)
 # with none of them has no wrapper, so a batch with no such line skips every pattern.
 ANY_START = (
     rf'^(?:\{{\s*"log"|\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d|[A-Za-z0-9_.-]+(?:[-_]\d+)?\s+\| |(?:{MONTHS}) [ \d]\d \d\d:\d\d:\d\d '
-    rf"|\[\d+(?:,\d+)?\]|\(|> ?|\*\*|`|{HOST_LABEL})"
+    rf"|\[\d+(?:,\d+)?\]|\(|> ?|\*\*|`|{HOST_LABEL}|\s+\[\d+,\d+\]<std|\s+\d{{4}}-\d\d-\d\dT|\s+(?:{MONTHS}) )"
 )
 
 
@@ -131,6 +136,8 @@ def unwrap(frame: pl.DataFrame, year: int) -> pl.DataFrame:
     out = _docker_json(frame) if frame["text"].str.contains(DOCKER_JSON).any() else frame
     if out["text"].str.contains(r"^(?:> ?|\*\*|`)").any():
         out = _peel(out, MARKUP, [])
+    if out["text"].str.contains(rf"^\s+(?:\[\d+,\d+\]<std|\d{{4}}-\d\d-\d\dT|(?:{MONTHS}) )").any():
+        out = _peel(out, INDENTED, [])
     text = out["text"]
     if text.str.contains(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d").any():
         out = _peel(out, KUBECTL, ["k8s_date", "k8s_time"])

@@ -83,8 +83,9 @@ def _around_message(fmt: LogFormat, style: str, line: str) -> str:
     msg = groups.field("msg")[0]
     names = groups.fields
     level = next((groups.field(n)[0] for n in names if n.split("__")[0] == "level" and groups.field(n)[0]), None)
-    if msg is not None and f"NCCL {msg}" in line:  # NCCL's tag is its record's own word, not the header's
-        msg = f"NCCL {msg}"
+    tag = next((t for t in ("NCCL", "CCOM") if msg is not None and f"{t} {msg}" in line), None)
+    if tag:  # NCCL's tag (Neuron's CCOM) is its record's own word, not the header's
+        msg = f"{tag} {msg}"
     return AROUND_MESSAGE[style].format(line if msg is None else msg, level=level or "INFO")
 
 

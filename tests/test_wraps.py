@@ -9,6 +9,7 @@ import polars as pl
 import loganalyze as la
 from loganalyze.formats import nccl
 from loganalyze.formats.wraps import rejoin, remainders
+from loganalyze.wrappers import unwrap
 
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
 WATCHDOG = REAL / "nccl" / "97_torch-watchdog-broadcast-seqnum-4-terminal-wrapped-lines.log"
@@ -72,3 +73,12 @@ def test_two_windows_and_a_cut_at_a_space_are_read_whole(tmp_path):
     assert events.filter(pl.col("kind") == "weights_read")["message"].to_list() == [
         "Loading weights took 194.64 seconds", "Loading weights took 194.90 seconds"]
     assert events.filter(pl.col("kind") == "custom_allreduce_disabled")["line_no"].to_list() == [3]
+
+
+def test_an_indented_wrapper_loses_its_indentation_only_before_a_collectors_prefix():
+    """nccl/281 of hold-out 15: MPI-tagged nccl-tests rows pasted eight spaces deep; a
+    traceback's indented frame keeps its indentation."""
+    lines = ["        [1,0]<stdout>:        2048            32     float    none      -1   106.88    0.02",
+             "   2026-01-05T10:00:01Z INFO x", '  File "/x/y.py", line 3, in <module>', "    TTFT   | 12"]
+    got = unwrap(frame(lines), 2026)["text"].to_list()
+    assert got == ["        2048            32     float    none      -1   106.88    0.02", "INFO x", *lines[2:]]
