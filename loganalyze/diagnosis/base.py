@@ -111,7 +111,20 @@ class Case:
         ids = {s["id"] for s in self.run.info["sources"] if s.get("format") in CLIENT_FORMATS}
         if "bench" in self.run.tables():
             ids |= set(self.run.table("bench").select("source").unique().collect()["source"].to_list())
-        return sorted(ids)
+        return sorted(ids | self._command_only())
+
+    def _command_only(self) -> set[str]:
+        """Sources that hold a client's command line and nothing a server prints (no stats, no
+        server setting): a paste of the command and what it printed (bench/293 of hold-out 15:
+        genai-bench's command, then its ValueError)."""
+        if "config" not in self.run.tables():
+            return set()
+        keys = self.run.table("config").group_by("source").agg(
+            client=pl.col("key").str.starts_with("bench.").any(),
+            server=(~pl.col("key").str.starts_with("bench.")).any()).collect()
+        served = (set(self.run.table("stats").select("source").unique().collect()["source"].to_list())
+                  if "stats" in self.run.tables() else set())
+        return set(keys.filter(pl.col("client") & ~pl.col("server"))["source"].to_list()) - served
 
     def by_client(self) -> pl.Expr:
         """Events a benchmark client printed: those of its files (`client_sources`), the

@@ -157,7 +157,7 @@ def _client_errors(ctx: Case, most: int = 3) -> list[tuple[str, int]]:
     """The final error lines of the client's tracebacks (a refused connection, an HTTP 404),
     most frequent first: what made its requests fail."""
     rows = ctx.events(ctx.by_client() & kind_in(TRACEBACKS))
-    last = rows.select(error=pl.col("message").str.extract(r"(?m)^([\w.]*(?:Error|Exception): [^\n]{0,120})$", 1))
+    last = rows.select(error=pl.col("message").str.extract(r"(?m)^([\w.]*(?:Error|Exception): [^\n]{0,120})", 1))
     counted = last.drop_nulls().group_by("error").len().sort("len", descending=True, maintain_order=True).head(most)
     if counted.height == 0:
         counted = _request_errors(ctx).group_by("error").len().sort("len", descending=True, maintain_order=True) \

@@ -56,7 +56,8 @@ SECTION = (r"^-{3,}(?:Time to First Token|Time per Output Token \(excl\. 1st tok
 TOOLS = (
     r"sglang\.(?:bench_serving|benchmark\.serving|bench_one_batch_server|bench_one_batch|bench_latency|"
     r"bench_offline_throughput|benchmark\.one_batch)|vllm bench (?:serve|latency|throughput)|benchmark_(?:serving|latency|throughput)\.py"
-    r"|genai-perf(?: profile)?|aiperf profile|guidellm (?:benchmark|run)|trtllm-bench"
+    r"|genai-perf(?: profile)?|aiperf profile|guidellm (?:benchmark|run)|trtllm-bench|genai-bench benchmark"
+    r"|evalscope perf|inference-perf"
 )
 
 CMDLINE = rf"(?:^|[\s/])(?:{TOOLS})(?:\s|$)"
@@ -96,7 +97,7 @@ def tool_name(printed: pl.Expr) -> pl.Expr:
         printed.str.replace(r"^vllm bench (\w+)$", "vllm.bench_$1")
         .str.replace(r"^benchmark_(\w+)\.py$", "vllm.bench_$1")
         .str.replace(r"^sglang\.benchmark\.(\w+)$", "sglang.bench_$1")
-        .str.replace(r"^(genai-perf|aiperf|guidellm)\b.*$", "$1")
+        .str.replace(r"^(genai-perf|aiperf|guidellm|genai-bench|evalscope)\b.*$", "$1")
         .replace({"vllm.bench_serving": "vllm.bench_serve", "sglang.bench_serve": "sglang.bench_serving",
                   "sglang.bench_latency": "sglang.bench_one_batch"})
     )
