@@ -321,7 +321,7 @@ FORMAT = LogFormat(
             r"^\s*(?:ℹ\s*)?(?:Run Summary Info|Request Latency Statistics|Server Throughput Statistics)",
             result_tables.TEXT_HEAD, result_tables.MD_METRIC, r"^\s*Benchmark\s*\|\s*(?:Start Time|Per Second)\s*\|",
             result_tables.RUN_HEAD, result_tables.SPACED_HEAD, result_tables.HEADLESS_ROW, result_tables.STAT_HEAD_ROW,
-            result_tables.KEY_VALUE_HEAD,
+            result_tables.KEY_VALUE_HEAD, result_tables.MD_TABLE_HEAD,
             r"^Successful/total requests: \d+/\d+\s*$", SECTION, ALL_FAILED, PHASE, DATASET_TOTALS, rf"\[TRT-LLM\] \[I\] (?:{TRTLLM_PHASE})"),
     versions=(
         (r"^Max reqeuest concurrency:", "sglang 0.4.0-0.4.6"),

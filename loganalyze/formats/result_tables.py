@@ -88,6 +88,16 @@ MEASURE = r"ttft|tpot|\bitl\b|e2el|latency|throughput"
 
 RUN_HEAD = rf"(?i)^\s*\|.*(?:(?:{LOAD}).*\|.*(?:{MEASURE})|(?:{MEASURE}).*\|.*(?:{LOAD}))"
 
+# A markdown table's header row that names what it measures, with or without its outer pipes
+# and with bold cells (`|**Benchmark**|**Latency (ms)**|**Accept Length**|`, `bs | steps | ... |
+# acc len`: SpecForge's bench_eagle3 tables pasted into issues, bench/295-296 of hold-out 15).
+# Its first cell is a word, not a number: a header, not a row.
+MD_TABLE_HEAD = (r"(?i)^\s*\|?\s*\**[A-Za-z][^|]{0,60}\|(?:[^|]*\|)*?\s*\**[^|]{0,40}"
+                 r"\b(?:latency|throughput|ttft|tpot|acc(?:ept(?:ance)?)?[ _]len(?:gth)?)\b[^|]{0,40}(?:\||$)")
+
+# Its rows where a table has two columns (`1 | 222.47`): one pipe with a cell either side.
+MD_PAIR_ROW = r"^\s*[^|\s][^|]*\|\s*[^|\s][^|]*$"
+
 # evalscope's summary as a markdown table (`| Key | Value |`).
 KEY_VALUE_HEAD = r"^\s*\|\s*Key\s*\|\s*Value\s*\|\s*$"
 
@@ -120,15 +130,15 @@ TEXT_ROW = r"^={10,}\s*$|^[^|]*\|.*\||^\S{1,24} {20,}$"
 WIDEST = 4096
 
 START = "|".join((BOX_TITLE, BOX_TOP, CSV_HEAD, PIPE_TITLE, PIPE_TOP, GUIDELLM_CSV, TEXT_HEAD, MD_METRIC, GRID_TOP,
-                  RUN_HEAD, KEY_VALUE_HEAD, SPACED_HEAD))
+                  RUN_HEAD, KEY_VALUE_HEAD, SPACED_HEAD, MD_TABLE_HEAD))
 
-CONTINUATION = "|".join((BOX_ROW, CSV_ROW, PIPE_ROW, CSV_ANY_ROW, TEXT_ROW, GRID_ROW, SPACED_ROW))
+CONTINUATION = "|".join((BOX_ROW, CSV_ROW, PIPE_ROW, CSV_ANY_ROW, TEXT_ROW, GRID_ROW, SPACED_ROW, MD_PAIR_ROW))
 
 ORPHAN = "|".join((MD_HEAD, HEADLESS_ROW))
 
 NEEDLES = ("Metrics", "┏━", "Statistic ┃", "Metric ┃", "Run Info,", "Metric,", "Statistic,", "Info", "Statistics",
            "Stats", "|=", "Metadata", "Throughput", "Latency", "TTFT", "TPOT", "ITL", "+---", "╒═══", "┌───",
-           "ttft_", "_ttft", "Key")
+           "ttft_", "_ttft", "Key", "throughput", "latency", "acc len", "ccept len", "ccept Len")
 
 # Tables of one report are at most this many lines apart (blank lines between them).
 GAP = 3
@@ -223,7 +233,8 @@ def read_report(lines: list[tuple[int, str]]) -> list[dict[str, object]]:
     first = next((t for _, t in lines if not regex.match(PIPE_TITLE, t)), "")
     if regex.match(GUIDELLM_CSV, first):
         return guidellm_csv(lines)
-    if any(regex.match(shape, first) for shape in (GRID_TOP, RUN_HEAD, KEY_VALUE_HEAD, MD_METRIC, MD_HEAD, SPACED_HEAD)):
+    if any(regex.match(shape, first) for shape in (GRID_TOP, RUN_HEAD, KEY_VALUE_HEAD, MD_METRIC, MD_HEAD, SPACED_HEAD,
+                                                    MD_TABLE_HEAD)):
         return generic_tables(lines)
     if regex.match(HEADLESS_ROW, first):
         return headless_rows(lines)

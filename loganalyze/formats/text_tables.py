@@ -56,6 +56,12 @@ ALIASES = {
     "input throughput": "input_throughput", "output throughput": "output_throughput",
     "total throughput": "total_throughput", "source": "tool", "backend": "backend",
     "request count": "completed", "error request count": "failed", "effective concurrency": "concurrency",
+    # Offline and speculative-decoding benchmarks (SpecForge's bench_eagle3, bench_one_batch):
+    # the batch size is how many requests run at once.
+    "bs": "concurrency", "batch size": "concurrency", "throughput (tok/s)": "output_throughput",
+    "throughput (token/s)": "output_throughput", "acc len": "accept_length", "accept len": "accept_length",
+    "accept length": "accept_length", "acceptance length": "accept_length", "avg accept length": "accept_length",
+    "benchmark": "label",
 }
 TEXT_COLUMNS = ("tool", "backend", "label")
 # Column headers that name a statistic, and the word summary_labels reads for it; a column
@@ -88,7 +94,7 @@ def split(line: str) -> list[str]:
     text = line.strip()
     text = text[1:] if text[:1] in SEPARATORS else text
     text = text[:-1] if text[-1:] in SEPARATORS else text
-    return [c.strip() for c in regex.split(f"[{SEPARATORS}]", text)]
+    return [c.strip().strip("*").strip() for c in regex.split(f"[{SEPARATORS}]", text)]  # `**bold**` cells
 
 
 def cells(lines: list[tuple[int, str]]) -> tuple[list[list[str]], list[tuple[int, list[str]]]]:
@@ -158,9 +164,10 @@ def _result(found: pl.DataFrame) -> dict[str, object]:
 
 
 def _measures(result: dict[str, object]) -> bool:
-    """A result table names a latency, a throughput, the requests that succeeded or the
-    benchmark's duration; a table of anything else is not one."""
-    return any(regex.match(r"^(?:ttft|tpot|itl|e2e)_|.*throughput$|^completed$|^duration_s$", k) for k in result)
+    """A result table names a latency, a throughput, the requests that succeeded, the
+    benchmark's duration or a speculative accept length; a table of anything else is not one."""
+    return any(regex.match(r"^(?:ttft|tpot|itl|e2e)_|.*throughput$|^completed$|^duration_s$|^accept_length$", k)
+               for k in result)
 
 
 def runs(header: list[str], body: list[tuple[int, list[str]]]) -> list[dict[str, object]]:
