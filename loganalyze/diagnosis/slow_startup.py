@@ -1,7 +1,8 @@
 """slow-startup: long model load, compile or graph capture; a log that ends while loading.
 
 A server that is still loading weights when its log ends is loading, not hung: the
-finding says so, with the progress reached, so nobody restarts it mid-load.
+finding says so, with the progress reached, so nobody restarts it mid-load; where an error
+follows the load's last line, the load failed, and this says nothing.
 """
 
 from __future__ import annotations
@@ -15,12 +16,22 @@ INFERRED_LOAD = (" (from the load's first line to the next startup line: the lin
                  "log, so this includes what ran between)")
 
 
+def _failed_after(ctx: Case, events: pl.DataFrame) -> bool:
+    """Whether an error (a traceback, a dead process, an ERROR line) follows the last startup
+    line in its file: then the log does not end while loading, it ends in a failure."""
+    last = events.group_by("source").agg(last=pl.col("line_no").max())
+    errors = ctx.events(pl.col("severity").is_in(["error", "critical"])).join(last, on="source")
+    return errors.filter(pl.col("line_no") > pl.col("last")).height > 0
+
+
 def find(ctx: Case) -> list[Finding]:
     st = ctx.metrics.get("startup")
     if not st:
         return []
     s = st.summary
     events = st.frames["events"]
+    if s["still_loading"] and _failed_after(ctx, events):
+        return []  # the load ended in an error (vllm/238 of hold-out 15): crash says so, not "still loading"
     if s["still_loading"]:
         pct = s["load_progress_pct"]
         progress = f", shard progress {s['load_progress_first_pct']:.0f}% -> {pct:.0f}%" if pct is not None else ""
