@@ -613,3 +613,27 @@ def test_a_retokenized_gap_of_random_prompts_is_no_mismatch(ingest_one):
     prompts: under the mismatch threshold."""
     _, run = ingest_one(sample("bench", "288_"))
     assert ids(run) == []
+
+
+def test_293_a_pasted_client_command_and_its_error_are_the_clients(ingest_one):
+    """bench/293 (hold-out 15): genai-bench's command line, then its ValueError, no result."""
+    _, run = ingest_one(sample("bench", "293_"))
+    (f,) = diagnose(run)
+    assert f.id == "bench-failures" and "It ended with `ValueError: No values found for metric 'tpot'." in f.verdict
+
+
+def test_296_a_markdown_table_with_bold_cells_is_one_result_a_row(ingest_one):
+    """bench/296 (hold-out 15): SpecForge's bench_eagle3 table, `|**Benchmark**|**Latency (ms)**|...`."""
+    _, run = ingest_one(sample("bench", "296_"))
+    rows = run.table("bench").sort("line_no").collect()
+    assert rows["label"].to_list() == ["mtbench", "gsm8k", "humaneval", "math500"]
+    assert rows["accept_length"].to_list() == [2.59, 3.13, 3.45, 3.52]
+    assert rows["output_throughput"].to_list() == [234.52, 234.18, 304.63, 317.04]
+    assert rows["e2e_mean"].to_list() == [461.65, 137.10, 309.11, 515.99]
+    assert diagnose(run) == []
+
+
+def test_295_a_table_without_outer_pipes_is_read_by_its_header(ingest_one):
+    _, run = ingest_one(sample("bench", "295_"))
+    rows = run.table("bench").sort("line_no").collect()
+    assert rows["concurrency"].to_list()[:3] == [1.0, 1.0, 1.0] and rows["accept_length"].to_list()[:3] == [1.86, 2.2, 1.99]

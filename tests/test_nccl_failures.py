@@ -111,3 +111,28 @@ def test_270_neuron_ccom_without_a_transport_is_an_nccl_error(ingest_one):
     assert categories(run) == ["other", "other", "no_transport", "other"]
     f = by_id(run)["nccl-error"]
     assert f.severity == "critical" and "transport.cc:36 CCOM WARN No transport found" in f.evidence[0].text
+
+
+def test_276_a_trail_line_nccl_goes_on_after_is_no_error(ingest_one):
+    """nccl/276 (hold-out 15): NCCL 2.4.8 probing a veth: `Could not find real path`, then
+    `include/net.h:19 -> 2`, then the NIC distances: handled, a healthy socket startup."""
+    _, run = ingest_one(sample("nccl", "276_"))
+    assert "nccl-error" not in by_id(run)
+
+
+def test_277_a_rank_that_checked_in_twice_is_a_bootstrap_failure(ingest_one):
+    _, run = ingest_one(sample("nccl", "277_"))
+    assert categories(run)[-1] == "duplicate_rank"
+    f = by_id(run)["nccl-error"]
+    assert "two processes claimed the same rank" in f.verdict and "--ntasks-per-node" in f.recommendation
+
+
+def test_280_wrong_elements_in_nccl_tests_are_corrupted_results(ingest_one):
+    _, run = ingest_one(sample("nccl", "280_"))
+    f = by_id(run)["nccl-error"]
+    assert (f.title, f.metrics["wrong"], f.evidence[0].line) == ("nccl-tests found wrong results", 237858 + 238038, 10)
+
+
+def test_281_mpi_tagged_rows_pasted_indented_are_read(ingest_one):
+    result, run = ingest_one(sample("nccl", "281_"))
+    assert result.sources[0].lines_by_table["nccl_perf"] == 9 and by_id(run) == {}

@@ -539,3 +539,18 @@ def test_device_side_asserts_are_the_crash_they_cause(tmp_path, ingest_one):
     bound.write_text("Out Of Bound Tensor access detected at dim[1]: assert(63 < 63)\n" * 3)
     _, run = ingest_one(bound, name="bound")
     assert [f.title for f in diagnose(run)] == ["Device-side assert"]
+
+
+def test_278_a_pasted_baseline_at_accept_length_one_is_not_averaged_in(ingest_one):
+    """sglang/278 (hold-out 15): MT-bench without speculation (`Acceptance length: 1.00`) and
+    with EAGLE3 (5.88) pasted together; the 1.00 is the baseline, so acceptance is 5.88."""
+    _, run = ingest_one(sample("sglang", "278_"))
+    assert run.table("bench").sort("line_no").collect()["accept_length"].to_list() == [1.0, 5.88]
+    assert metrics.compute(run)["speculative"].summary["accept_len_mean"] == 5.88
+    assert diagnose(run) == []
+
+
+def test_275_a_file_of_bounds_check_failures_is_a_device_side_assert(ingest_one):
+    _, run = ingest_one(sample("sglang", "275_"))
+    (f,) = diagnose(run)
+    assert (f.id, f.title) == ("crash", "Device-side assert") and "`dim[1]: assert(63 < 63)`), 9 line(s)" in f.verdict

@@ -887,3 +887,19 @@ def test_a_clock_without_seconds_is_still_vllms_header(ingest_one):
     result, run = ingest_one(sample("vllm", "231_"))
     assert result.sources[0].format.startswith("vllm")
     assert [f.id for f in diagnose(run)] == ["crash"]
+
+
+def test_232_ngram_acceptance_over_a_few_test_requests_is_no_alarm(ingest_one):
+    """vllm/232 (hold-out 15): a PR's DP=8 ngram test, 185 draft tokens in two windows at 15.5 %
+    and 36 %: a small sample, so info with low confidence, not a drafter to retrain."""
+    _, run = ingest_one(sample("vllm", "232_"))
+    f = {f.id: f for f in diagnose(run)}["low-acceptance"]
+    assert (f.severity, f.confidence) == ("info", "low")
+    assert "Only 185 draft tokens were counted" in f.verdict
+
+
+def test_238_a_load_that_ends_in_an_error_is_no_longer_loading(ingest_one):
+    """vllm/238 (hold-out 15): `Loading drafter model...`, then `WorkerProc failed to start` and
+    the engine's traceback: a crash, and no 'still loading, not hung' beside it."""
+    _, run = ingest_one(sample("vllm", "238_"))
+    assert [f.id for f in diagnose(run)] == ["crash"]
