@@ -29,12 +29,13 @@ def test_tabulate_grid_of_runs_one_row_each(ingest_one):
 
 def test_ais_bench_grid_of_metrics_reads_the_total_stage(ingest_one):
     """bench/67: one result from `Stage total` rows with Average, Median, P90, P99 columns;
-    Min, P75 and N are no bench columns."""
+    Min and P75 are no bench columns; N of the per-request rows (E2EL, TTFT: one sample a
+    completed request) is the requests that completed."""
     _, run = ingest_one(sample("bench", "67_"))
     (row,) = rows(run)
     assert row["tool"] == "ais_bench" and row["line_no"] == 2  # the grid's top border
     assert (row["e2e_mean"], row["e2e_p99"], row["ttft_mean"], row["ttft_median"]) == (91610.4, 130826.5, 7437.1, 4633.0)
-    assert row["completed"] is None  # N counts the samples of a row, not the requests that succeeded
+    assert row["completed"] == 128
 
 
 def test_evalscope_key_value_grid(ingest_one):

@@ -70,6 +70,9 @@ STATS = {"avg": "", "average": "", "mean": "", "value": "", "median": "median", 
          "p90": "p90", "p95": "p95", "p99": "p99", "max": "max", "std": "std", "stdev": "std"}
 STAT_HEAD = r"(?i)^(?:avg|average|mean|min|max|median|std|stdev|value|n|count|p\d+(?:\.\d+)?|\d+(?:\.\d+)?%)$"
 STAT_ROW = r"(?i)^(?:p?\d+(?:\.\d+)?%|p\d+(?:\.\d+)?|avg|average|mean|median|min|max|std|stdev)$"
+# Metric rows with one sample per completed request, whose `N` column (ais_bench's) is the
+# number of requests that completed; a per-token metric's N (TPOT, ITL) counts tokens.
+PER_REQUEST = r"(?i)^(?:e2el|e2e latency|request latency|ttft)$"
 # A column of metric rows that says which part of a request the row measures (ais_bench's
 # `Stage`): only the whole request (`total`) is the bench table's.
 STAGE = r"(?i)^stage$"
@@ -192,6 +195,7 @@ def metrics(header: list[str], body: list[tuple[int, list[str]]], line_no: int) 
     One whose statistics are all percentiles (evalscope 1.7+) is a table of percentiles."""
     names = [h.strip().lower() for h in header]
     stage = next((i for i, h in enumerate(names) if regex.match(STAGE, h)), None)
+    count = next((i for i, h in enumerate(names) if h == "n"), None)
     labels, values = [], []
     for _, row in body:
         if stage is not None and (stage >= len(row) or row[stage].lower() != "total"):
@@ -200,6 +204,9 @@ def metrics(header: list[str], body: list[tuple[int, list[str]]], line_no: int) 
             if _stat(name) is not None:
                 labels.append(f"{_stat(name)} {_quantity(row[0])}".strip())
                 values.append(cell)
+        if count is not None and count < len(row) and regex.match(PER_REQUEST, row[0].strip()):
+            labels.append("successful requests")  # one sample a request that completed
+            values.append(row[count])
     result = _result(_column(pl.Series(labels, dtype=pl.String), pl.Series(values, dtype=pl.String)))
     if not _measures(result):
         return []
