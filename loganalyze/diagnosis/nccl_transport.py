@@ -263,8 +263,9 @@ def p2p_veto_part(raw_comms: pl.DataFrame, warns: pl.DataFrame) -> Part | None:
     pairs = sorted(set(vetoes["value"].drop_nulls().to_list()))
     return Part(
         "warning",
-        f"NVML reports P2P disabled between connected GPUs ({', '.join(pairs) or 'see evidence'}): cards without "
-        "P2P support, or ACS/IOMMU blocking peer traffic.",
+        f"NCCL reports P2P disabled or not possible between GPUs ({', '.join(pairs) or 'see evidence'}; NVML's "
+        "`P2P is disabled between connected GPUs`, CUDA's `Could not enable P2P`): cards without P2P support, or "
+        "ACS/IOMMU blocking peer traffic.",
         "Check ACS on the PCIe switches and the IOMMU mode; on GeForce/workstation cards P2P may be unsupported.",
         impact=(1 - _mid(REF_SHM) / _mid(REF_P2P_PCIE)) * COMM_SHARE,
         rows=pl.concat([vetoes.select("source", "line_no", "raw"), warned.select("source", "line_no", "raw")]),

@@ -118,6 +118,11 @@ COMM_KINDS = (
           r"P2P is disabled between (?:NVLINK )?connected GPUs (?P<value>\d+ and \d+)",
           ("NCCL INFO P2P is disabled between connected GPUs 1 and 3. You can repress this message with "
            "NCCL_IGNORE_DISABLED_P2P=1.",)),
+    # 2.7-2.10's p2p.cc when CUDA says the two devices cannot access each other's memory: NCCL
+    # goes through host memory between them (nccl/291 of hold-out 16: an 8-GPU PCIe server).
+    _comm("p2p_not_enabled", "p2p_disabled", "Could not enable P2P between",
+          r"Could not enable P2P between (?P<value>dev \d+\(=[0-9a-f]+\) and dev \d+\(=[0-9a-f]+\))",
+          ("NCCL INFO Could not enable P2P between dev 1(=1b000) and dev 0(=1a000)",)),
     _comm("affinity", "affinity", "Setting affinity for GPU",
           r"Setting affinity for GPU (?P<cuda_dev>\d+) to (?P<value>\S+)",
           ("NCCL INFO Setting affinity for GPU 0 to ffffffff,00000000,ffffffff",), types={"cuda_dev": I}),
