@@ -14,6 +14,7 @@ import polars as pl
 
 from loganalyze.diagnosis.base import Case, Finding, extreme_rows, value_range
 from loganalyze.diagnosis.kv_pressure import FULL
+from loganalyze.diagnosis.stall import crawling
 
 SMALL_BATCH = 8
 SLOW_MS = 75.0
@@ -34,7 +35,8 @@ def find(ctx: Case) -> list[Finding]:
     # (vllm/216 of hold-out 13: 7 running at 94-100 % KV).
     no_eviction = ~((pl.col("token_usage") >= FULL) & (pl.col("queued") > 0)).fill_null(False)
     small = steps.frames["intervals"].filter(
-        (pl.col("running") <= SMALL_BATCH) & pl.col("step_ms").is_not_null() & no_prefill & no_eviction)
+        (pl.col("running") <= SMALL_BATCH) & pl.col("step_ms").is_not_null() & no_prefill & no_eviction
+        & ~crawling().fill_null(False))  # requests crawling while others wait unadmitted: hang's (stall.py)
     if small.height < MIN_INTERVALS:
         return []
     fastest = float(small["step_ms"].min())

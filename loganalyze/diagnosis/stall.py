@@ -43,6 +43,11 @@ KV_ROOM = 0.9
 SINGLE_STREAM_TOK_S = 400.0
 NO_PROGRESS_ROWS = 3  # stats intervals in a row with requests running and no token computed ...
 NO_PROGRESS_S = 30  # ... over at least this long
+# ... or almost none while requests wait with KV room and none is prefilled: under this many
+# tokens/s per running request (a 5 s step; a CPU backend decodes 0.6 tok/s, vllm/119) the
+# requests in flight crawl and the waiting ones are not admitted (vllm/249 of hold-out 16:
+# 2 running, 5-6 waiting, 0.1 tok/s, KV 3 %).
+CRAWL_TOK_S = 0.2
 BROADCAST_WAITS = 2  # vLLM's one-minute waits for its workers after such an interval
 BROADCAST_WAIT = kinds("shm_broadcast_wait")
 
@@ -87,26 +92,41 @@ def _waiting(ctx: Case, t: pl.DataFrame) -> list[Finding]:
     )]
 
 
+def crawling() -> pl.Expr:
+    """Intervals where the requests in flight crawl (under CRAWL_TOK_S each) while others wait
+    with KV room: stuck, which slow-decode leaves to this finding."""
+    return ((pl.col("gen_throughput").fill_null(0) < CRAWL_TOK_S * pl.col("running"))
+            & (pl.col("queued").fill_null(0) > 0) & (pl.col("token_usage").fill_null(0) < KV_ROOM))
+
+
 def _no_progress(ctx: Case, t: pl.DataFrame) -> list[Finding]:
-    """The longest run of intervals in a row with requests running and no token computed."""
-    idle = ((pl.col("running") > 0) & (pl.col("gen_throughput").fill_null(0) == 0)
-            & (pl.col("prompt_throughput").fill_null(0) == 0))
-    runs = t.with_columns(_idle=idle).with_columns(_run=(pl.col("_idle") != pl.col("_idle").shift()).cum_sum())
+    """The longest run of intervals in a row with requests running and no token computed (or
+    almost none, with requests waiting that are not admitted)."""
+    gen = pl.col("gen_throughput").fill_null(0)
+    idle = (pl.col("running") > 0) & ((gen == 0) | crawling()) & (pl.col("prompt_throughput").fill_null(0) == 0)
+    runs = t.with_columns(_idle=idle).with_columns(
+        _run=(pl.col("_idle") != pl.col("_idle").shift()).fill_null(True).cum_sum())  # the first line starts a run
     longest = (runs.filter("_idle").group_by("_run").agg(n=pl.len(), first=pl.col("ts").min(), last=pl.col("ts").max())
                .sort("n", descending=True).head(1))
     if longest.height == 0 or longest["n"][0] < NO_PROGRESS_ROWS:
         return []
     first, last = longest["first"][0], longest["last"][0]
-    seconds = (last - first).total_seconds() if first is not None and last is not None else None
+    # Each stats line covers the interval before it: n lines cover n intervals, not n - 1.
+    step = t["ts"].diff().dt.total_seconds().median() if t["ts"].null_count() == 0 and t.height > 1 else None
+    seconds = ((last - first).total_seconds() + (step or 0)) if first is not None and last is not None else None
     if seconds is None or seconds < NO_PROGRESS_S:
         return []
     rows = runs.filter(pl.col("_run") == longest["_run"][0])
     return [Finding(
         id="hang", severity="critical",
-        title="Engine stuck: requests run and no token is computed",
+        title="Engine stuck: requests run and " + ("no token is computed" if rows["gen_throughput"].fill_null(0).max() == 0
+                                                     else "almost no token is computed"),
         verdict=(f"In {rows.height} stats intervals in a row over {seconds:.0f} s, {value_range(rows['running'])} "
-                 f"{'request runs' if rows['running'].max() == 1 else 'requests run'} while the engine computes no "
-                 "token at all (prompt and generation throughput 0.0): the requests in flight are stuck, not slow."),
+                 f"{'request runs' if rows['running'].max() == 1 else 'requests run'} while the engine computes "
+                 + ("no token at all (prompt and generation throughput 0.0)" if rows["gen_throughput"].fill_null(0).max() == 0
+                    else f"almost nothing (generation {value_range(rows['gen_throughput'])} tok/s, no prompt token) "
+                         f"while {value_range(rows['queued'])} wait with KV room")
+                 + ": the requests in flight are stuck, not slow."),
         impact=0.9, impact_text="the requests in flight never finish",
         recommendation=("Dump the engine's stack while it is stuck (`py-spy dump --pid <engine pid>`) to see where it "
                         "waits; a multimodal request stuck in preprocessing, a hung collective between ranks (run "

@@ -96,7 +96,7 @@ def steps(run: Run) -> Family | None:
              "step_ms_ts_median": "timestamp gap / decode_log_interval (1 s resolution)"}
     return Family("steps", summary, {"by_batch": table, "intervals": rows.select(
         "ts", "source", "line_no", "running", "tokens_per_step", "step_ms", "step_ms_ts",
-        "prompt_throughput", "token_usage", "queued")}, notes)
+        "prompt_throughput", "gen_throughput", "token_usage", "queued")}, notes)
 
 
 def step_time_at(family: Family, batch: float) -> float | None:
