@@ -27,7 +27,8 @@ from __future__ import annotations
 import polars as pl
 
 from loganalyze.formats import bench_json, common, result_tables
-from loganalyze.formats.bench_results import ANY_LINE_RESULT, HEADER, SGLANG_TASK, SUMMARY, TRTLLM_SECTION, TRTLLM_SESSION, results
+from loganalyze.formats.bench_results import (
+    ANY_LINE_RESULT, HEADER, SGLANG_MULTITURN, SGLANG_TASK, SUMMARY, TRTLLM_SECTION, TRTLLM_SESSION, results)
 from loganalyze.formats.bench_tables import BENCH
 from loganalyze.formats.config import explode_pairs, repr_dump
 from loganalyze.formats.spec import LineKind, LogFormat, Sample
@@ -174,7 +175,8 @@ KINDS = (
     LineKind(
         name="result", table="bench",
         needle=("Serving Benchmark Result", "Prefill. latency:", "Avg latency:", "Throughput:", "Result for",
-                "Summary", "PERFORMANCE OVERVIEW", "Benchmark Results", "Benchmarking summary", "Latency: ", "[BENCHMARK] "),
+                "Summary", "PERFORMANCE OVERVIEW", "Benchmark Results", "Benchmarking summary", "Latency: ", "[BENCHMARK] ",
+                "Performance metrics summary:"),
         match="|".join((HEADER, ANY_LINE_RESULT, SUMMARY)),
         # evalscope ends a summary of a few requests with `Too little data to calculate quantiles!`.
         continuation="|".join((BLOCK_ROW, r"^\d+% percentile latency: ", SUMMARY_ROW,
@@ -190,7 +192,13 @@ KINDS = (
                  Sample("Throughput: 12.34 requests/s, 5678.90 total tokens/s, 2345.67 output tokens/s",
                         block=["Throughput: 12.34 requests/s, 5678.90 total tokens/s, 2345.67 output tokens/s"],
                         output_throughput=2345.67, request_throughput=12.34, tool="vllm.bench_throughput",
-                        total_throughput=5678.9)),
+                        total_throughput=5678.9),
+                 Sample("Performance metrics summary:\n  Total requests: 1280 at 1.0 requests per second\n"
+                        "  Average TTFT: 0.36\n  Median TTFT: 0.24\n  Throughput: 0.98 requests per second",
+                        block=["Performance metrics summary:", "  Total requests: 1280 at 1.0 requests per second",
+                               "  Average TTFT: 0.36", "  Median TTFT: 0.24", "  Throughput: 0.98 requests per second"],
+                        completed=1280, request_rate=1.0, ttft_mean=360.0, ttft_median=240.0, request_throughput=0.98,
+                        tool="sglang.bench_multiturn")),
     ),
     LineKind(
         name="result_table", table="bench", needle=result_tables.NEEDLES, match=result_tables.START,
@@ -316,7 +324,7 @@ FORMAT = LogFormat(
     embeddable=True,
     detect=(HEADER, SUMMARY, TRTLLM_SECTION, result_tables.GUIDELLM_CSV, r"^(?:Successful requests|Load time):\s*\S",
             r"^elapsed_time: [\d.]+s$", CMDLINE, r"^Prefill\. latency: .* token/s$", r"^Avg latency: [\d.]+ seconds$",
-            r"^Throughput: [\d.]+ requests/s, ", SGLANG_TASK[0], TRTLLM_SESSION[0], r"^\s*┃\s*(?:Statistic|Metric)\s*┃", r"┃\s*Benchmark\s*┃", r"^\s*┃\s*Code\s*┃\s*Type\s*┃",
+            r"^Throughput: [\d.]+ requests/s, ", SGLANG_TASK[0], TRTLLM_SESSION[0], SGLANG_MULTITURN[0], r"^\s*┃\s*(?:Statistic|Metric)\s*┃", r"┃\s*Benchmark\s*┃", r"^\s*┃\s*Code\s*┃\s*Type\s*┃",
             r"^(?:Metric|Statistic),avg,",
             r"^\s*(?:ℹ\s*)?(?:Run Summary Info|Request Latency Statistics|Server Throughput Statistics)",
             result_tables.TEXT_HEAD, result_tables.MD_METRIC, r"^\s*Benchmark\s*\|\s*(?:Start Time|Per Second)\s*\|",

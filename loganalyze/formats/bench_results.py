@@ -219,7 +219,23 @@ TRTLLM_SESSION = (
     {"tool": "trtllm.benchmark"},
 )
 
-LINE_RESULTS = (ONE_BATCH, LATENCY, THROUGHPUT, SGLANG_TASK, TRTLLM_SESSION)
+# SGLang's multi-turn benchmark (benchmark/hicache/bench_multiturn.py), one summary per request
+# rate: `Total requests: 1280 at 1.0 requests per second`, then TTFT, ITL and latency rows in
+# seconds without a unit (the script's perf_counter differences), and the requests per second
+# it completed (sglang/283 of hold-out 16).
+SGLANG_MULTITURN = (
+    r"^Performance metrics summary:[ \t]*(?:\n|$)",
+    rf"(?s)^Performance metrics summary:.*?\bTotal requests: (?P<completed>\d+) at (?P<request_rate>{NUM}) requests per second"
+    rf"(?:.*?\bAverage TTFT: (?P<ttft_mean_s>{NUM}))?(?:.*?\bP90 TTFT: (?P<ttft_p90_s>{NUM}))?"
+    rf"(?:.*?\bP99 TTFT: (?P<ttft_p99_s>{NUM}))?(?:.*?\bMedian TTFT: (?P<ttft_median_s>{NUM}))?"
+    rf"(?:.*?\bAverage ITL: (?P<itl_mean_s>{NUM}))?(?:.*?\bAverage latency: (?P<e2e_mean_s>{NUM}))?"
+    rf"(?:.*?\bP90 latency: (?P<e2e_p90_s>{NUM}))?(?:.*?\bMedian latency: (?P<e2e_median_s>{NUM}))?"
+    rf"(?:.*?\bThroughput: (?P<request_throughput>{NUM}) requests per second)?",
+    {"completed": I_},
+    {"tool": "sglang.bench_multiturn"},
+)
+
+LINE_RESULTS = (ONE_BATCH, LATENCY, THROUGHPUT, SGLANG_TASK, TRTLLM_SESSION, SGLANG_MULTITURN)
 
 ANY_LINE_RESULT = "|".join(spec[0] for spec in LINE_RESULTS)
 
