@@ -864,3 +864,10 @@ def test_143_a_process_group_warning_in_an_nccl_log_is_typed_and_no_hang(ingest_
     (row,) = run.table("events").filter(pl.col("kind") == "torch_warning").collect().iter_rows(named=True)
     assert (row["line_no"], row["severity"]) == (8, "warning")
     assert not {"hang", "nccl-error"} & {f.id for f in diagnose(run)}
+
+
+def test_291_could_not_enable_p2p_is_a_p2p_veto(ingest_one):
+    """nccl/291 (hold-out 16): 2.10's `Could not enable P2P between dev 1(=1b000) and dev 0(=1a000)`."""
+    _, run = ingest_one(sample("nccl", "291_"))
+    f = findings(run)["nccl-transport"][0]
+    assert f.severity == "warning" and "dev 0(=1a000) and dev 1(=1b000)" in f.verdict

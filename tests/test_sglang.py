@@ -554,3 +554,11 @@ def test_275_a_file_of_bounds_check_failures_is_a_device_side_assert(ingest_one)
     _, run = ingest_one(sample("sglang", "275_"))
     (f,) = diagnose(run)
     assert (f.id, f.title) == ("crash", "Device-side assert") and "`dim[1]: assert(63 < 63)`), 9 line(s)" in f.verdict
+
+
+def test_283_the_multi_turn_benchmark_summary_is_read_in_seconds(ingest_one):
+    _, run = ingest_one(sample("sglang", "283_"))
+    (row,) = run.table("bench").collect().iter_rows(named=True)
+    assert (row["tool"], row["completed"], row["request_rate"]) == ("sglang.bench_multiturn", 1280, 1.0)
+    assert (row["ttft_mean"], row["ttft_median"], row["ttft_p99"], row["itl_mean"]) == (360.0, 240.0, 980.0, 20.2)
+    assert diagnose(run) == []

@@ -903,3 +903,12 @@ def test_238_a_load_that_ends_in_an_error_is_no_longer_loading(ingest_one):
     the engine's traceback: a crash, and no 'still loading, not hung' beside it."""
     _, run = ingest_one(sample("vllm", "238_"))
     assert [f.id for f in diagnose(run)] == ["crash"]
+
+
+def test_249_requests_that_crawl_while_others_wait_are_a_hang(ingest_one):
+    """vllm/249 (hold-out 16): 2 running, 5-6 waiting, 0.1 tok/s, KV 3 % in three intervals of
+    10 s: stuck, not a slow decode."""
+    _, run = ingest_one(sample("vllm", "249_"))
+    (f,) = diagnose(run)
+    assert (f.id, f.title) == ("hang", "Engine stuck: requests run and almost no token is computed")
+    assert "over 30 s" in f.verdict and "while 5-6 wait with KV room" in f.verdict
