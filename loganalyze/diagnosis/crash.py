@@ -16,7 +16,7 @@ import polars as pl
 
 from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.diagnosis.nccl_error import HCCL_TEXT, TEXT as NCCL_TEXT
-from loganalyze.diagnosis.oom import NO_KV_BLOCKS, OOM_TEXT
+from loganalyze.diagnosis.oom import OOM_TEXT, no_kv_blocks
 from loganalyze.kinds import kind_in, kinds
 
 ERRORS = kinds("traceback", "exception", "process_crash", "engine_dead", "fatal_error", "native_signal", "device_assert")
@@ -45,7 +45,7 @@ def _explained(ctx: Case, rows: pl.DataFrame, reason: pl.Expr) -> pl.Series:
     """Tracebacks that another finding explains: an out-of-memory or NCCL event on a line of
     the traceback, the line after it (the final error line a kind took from it), or just
     before it (`# GPU blocks: 0`, then the traceback it causes)."""
-    causes = ctx.events((reason | NO_KV_BLOCKS | kind_in(TRANSFER)) & ~kind_in(KINDS)).select(
+    causes = ctx.events((reason | no_kv_blocks(ctx) | kind_in(TRANSFER)) & ~kind_in(KINDS)).select(
         "source", "line_no", after=pl.when(kind_in(TRANSFER)).then(TRANSFER_AFTER).otherwise(0))
     if causes.height == 0:
         return pl.Series([False] * rows.height, dtype=pl.Boolean)

@@ -26,12 +26,23 @@ KV_TEXT = (r"No available memory for the cache blocks|larger than the available 
 SHORT_TEXT = r"on startup is less than desired GPU memory utilization"
 STARTUP_TEXT = f"{KV_TEXT}|{SHORT_TEXT}"
 OOM_TEXT = rf"OutOfMemoryError|out of memory|Not enough memory|{STARTUP_TEXT}"
-# The profile left nothing for the KV cache: vLLM's `# GPU blocks: 0` (vllm/61), SGLang's
-# `... is larger than the profiled value -561981` (sglang/98).
-NO_KV_BLOCKS = ((kind_in(kinds("gpu_blocks")) & (pl.col("fields").str.json_path_match("$.gpu_blocks") == "0"))
-                | (kind_in(kinds("kv_profile"))
-                   & (pl.col("fields").str.json_path_match("$.profiled").cast(pl.Int64, strict=False) <= 0))
-                ).fill_null(False)
+V0_BLOCK_TOKENS = 16  # vLLM V0's default --block-size, where the log does not print one
+
+
+def no_kv_blocks(ctx: Case) -> pl.Expr:
+    """The profile left too little for the KV cache: vLLM's `# GPU blocks: 0` (vllm/61), or fewer
+    blocks than one request of the longest length holds, which V0 then refuses at startup
+    (vllm/260 of hold-out 17: 229 blocks of 16 tokens, 3,664 tokens, for max_seq_len 4096);
+    SGLang's `... is larger than the profiled value -561981` (sglang/98)."""
+    config = ctx.run.config()
+    longest = next((int(v) for k in ("max_model_len", "max_seq_len") if (v := config.get(k, "")).isdigit()), None)
+    block = int(config["block_size"]) if config.get("block_size", "").isdigit() else V0_BLOCK_TOKENS
+    blocks = pl.col("fields").str.json_path_match("$.gpu_blocks").cast(pl.Int64, strict=False)
+    short = (blocks == 0) | ((blocks * block < longest) if longest else pl.lit(False))
+    return ((kind_in(kinds("gpu_blocks")) & short)
+            | (kind_in(kinds("kv_profile"))
+               & (pl.col("fields").str.json_path_match("$.profiled").cast(pl.Int64, strict=False) <= 0))
+            ).fill_null(False)
 
 
 def _rows(ctx: Case) -> pl.DataFrame:
@@ -39,7 +50,7 @@ def _rows(ctx: Case) -> pl.DataFrame:
     # NCCL's `NCCL WARN Cuda failure 'out of memory'`: the allocation NCCL made failed.
     in_nccl = kind_in(NCCL_WARN) & pl.col("message").str.contains(OOM_TEXT)
     # A client's traceback (AIPerf's log, say) is no server's out-of-memory.
-    rows = ctx.events((kind_in(KINDS) | in_traceback | in_nccl | NO_KV_BLOCKS) & ~ctx.by_client())
+    rows = ctx.events((kind_in(KINDS) | in_traceback | in_nccl | no_kv_blocks(ctx)) & ~ctx.by_client())
     return rows.filter(~ctx.after_shutdown(rows))
 
 
@@ -68,8 +79,8 @@ def find(ctx: Case) -> list[Finding]:
         return [Finding(
             id="oom", severity="critical", title="No GPU memory left for the KV cache (configuration)",
             verdict=(f"At startup the engine found too little GPU memory for the KV cache ({rows.height} line(s); "
-                     f"the first: {_quote(first['message'])}): the server never starts serving. This is how it "
-                     "was configured, not an out-of-memory at run time."),
+                     f"the first: {_quote(first['message'])}{_capacity(ctx, first)}): the server never starts "
+                     "serving. This is how it was configured, not an out-of-memory at run time."),
             impact=1.0, impact_text="the server does not start",
             recommendation=("Leave the KV cache more memory: raise --gpu-memory-utilization (vLLM) or "
                             "--mem-fraction-static (SGLang), lower --max-model-len, shard wider (--tensor-parallel-size), "
@@ -85,6 +96,18 @@ def find(ctx: Case) -> list[Finding]:
                         "--max-num-seqs or --cuda-graph-max-bs, shorter --context-length."),
         evidence=ctx.evidence(rows), metrics={"events": rows.height, "phase": "run time"},
     )]
+
+
+def _capacity(ctx: Case, row: dict) -> str:
+    """What a `# GPU blocks: N` line holds against the longest request, where N is above 0."""
+    blocks = json.loads(row["fields"] or "{}").get("gpu_blocks") if row["kind"] == "gpu_blocks" else None
+    config = ctx.run.config()
+    longest = next((int(v) for k in ("max_model_len", "max_seq_len") if (v := config.get(k, "")).isdigit()), None)
+    if not blocks or not longest:
+        return ""
+    block = int(config["block_size"]) if config.get("block_size", "").isdigit() else V0_BLOCK_TOKENS
+    return (f"; {blocks:,} blocks of {block} tokens hold {blocks * block:,} tokens, fewer than one request of "
+            f"max_seq_len {longest:,}")
 
 
 def _held_elsewhere(ctx: Case, rows: pl.DataFrame) -> Finding:
