@@ -745,11 +745,18 @@ def test_sockets_on_loopback_with_two_hosts_is_a_warning(ingest_one, tmp_path):
     assert finding.severity == "warning" and finding.metrics["hosts"] == 3
 
 
-def test_79_one_rank_communicator(ingest_one):
-    _, run = ingest_one(sample("nccl", "79_"))
+def test_79_one_rank_communicator(ingest_one, tmp_path):
+    """One process alone (nccl/79) is what a one-GPU job prints: quiet. The same rings from two
+    hosts, each alone, are processes that did not join one communicator."""
+    path = sample("nccl", "79_")
+    _, run = ingest_one(path)
+    assert "nccl-lone-rank" not in {f.id for f in diagnose(run)}
+    lines = path.read_text().splitlines(keepends=True)
+    two = tmp_path / "two.log"
+    two.write_text("".join(lines[:12]) + "".join(line.replace("host1:", "host2:") for line in lines[12:]))
+    _, run = ingest_one(two, name="two")
     (finding,) = [f for f in diagnose(run) if f.id == "nccl-lone-rank"]
-    assert (finding.severity, finding.confidence) == ("info", "low")
-    assert finding.metrics == {"ring_lines": 23, "channels": 32, "hosts": 1}
+    assert (finding.severity, finding.metrics["hosts"], finding.metrics["channels"]) == ("warning", 2, 32)
 
 
 @pytest.mark.parametrize("prefix", ["07_", "25_", "82_", "83_"])
