@@ -21,7 +21,7 @@ from loganalyze.diagnosis.base import Case, Finding
 from loganalyze.kinds import kind_in, kinds
 from loganalyze.formats.nccl.errors import FAILURES
 
-KINDS = kinds("nccl_error", "nccl_test_failure", "hccl_error")
+KINDS = kinds("nccl_error", "nccl_test_failure", "hccl_error", "rdma_completion_error")
 HCCL = kinds("hccl_error")
 WARN = kinds("nccl_warn")
 TRAIL = kinds("nccl_error_trail")
@@ -70,7 +70,7 @@ CAUSES = (
      "on the network plugin between processes (AWS OFI over EFA / Libfabric: a transfer or its setup failed)",
      "Check the EFA devices and the aws-ofi-nccl plugin where the process runs (`fi_info -p efa`, the plugin's and "
      "Libfabric's releases against NCCL's, FI_EFA_* settings); rerun nccl-tests between the two hosts."),
-    (r"Got completion .* with (?:error|status=)|ibv_|NET/IB",
+    (r"[Gg]ot completion .*with (?:error|status=)|ibv_|NET/IB",
      "on InfiniBand/RoCE between processes (a completion error: link, HCA or fabric)",
      "Check the IB links (`ibstat`, `ibv_devinfo`), NCCL_IB_HCA and the fabric's error counters; rerun nccl-tests "
      "between the two hosts."),

@@ -177,6 +177,23 @@ DEVICE_ASSERT = LineKind(
              Sample("Out Of Bound Tensor access detected at dim[1]: assert(63 < 63)", bound="dim[1]: assert(63 < 63)")),
 )
 
+# libmlx5 (the verbs provider of Mellanox/NVIDIA NICs) reporting a failed work completion
+# itself, below NCCL or any other RDMA user: `mlx5: <host>: got completion with error:` and a
+# hex dump of the CQE (nccl/302 of hold-out 17: a weight broadcast between Ray nodes).
+RDMA_COMPLETION_ERROR = LineKind(
+    name="rdma_completion_error",
+    table="events",
+    needle="got completion with error",
+    # `mlx5: ` reads as a launcher's host label (it holds a digit) where most lines start with it.
+    pattern=r"^(?:mlx\d: )?(?P<host>[^:\s]+): got completion with error:",
+    const={"severity": "error"},
+    pack="fields",
+    message=True,
+    continuation=r"^(?:[0-9a-f]{8} ){3}[0-9a-f]{8}\s*$",
+    samples=(Sample("(LLMRayActor pid=90738, ip=10.0.0.1) mlx5: host_unknown: got completion with error:",
+                    host="host_unknown"),),
+)
+
 # UCX's signal handler (the transport library under NIXL, Open MPI and others, ucs/debug/debug.c):
 # `[host:pid:thread:tid] Caught signal 11 (Segmentation fault: <detail>)`, then its backtrace,
 # `==== backtrace (tid: N) ====`, ` 0  /path/libucs.so(ucs_handle_error+0x294) [0x7f...]`, a
@@ -471,5 +488,5 @@ DEFAULT_KERNEL_CONFIG = info_event(
 
 # The kinds of Python and library lines that both engines print, in the order both declare them.
 ENGINE_PROCESS_KINDS = (PYTHON_WARNING, TORCH_WARNING, NANOBIND_LEAKS, GLOO_CONNECTED, WEIGHTS_FORMAT, DEFAULT_KERNEL_CONFIG,
-                        NUMEXPR, STACK_DUMP, FATAL_ERROR, NATIVE_SIGNAL, DEVICE_ASSERT, HCCL_ERROR, TRANSFER_ERROR,
+                        NUMEXPR, STACK_DUMP, FATAL_ERROR, NATIVE_SIGNAL, DEVICE_ASSERT, RDMA_COMPLETION_ERROR, HCCL_ERROR, TRANSFER_ERROR,
                         TRANSFER_ENGINE, CONTAINER_BANNER, TRACEBACK_CHAIN, AIOHTTP_ACCESS)
