@@ -22,11 +22,11 @@ TRACEBACKS = kinds("traceback", "exception")
 # A benchmark client's own code in a traceback's frames (vLLM's benchmarks/benchmark_serving.py
 # and `vllm bench`'s vllm/benchmarks/, SGLang's bench_serving.py, GuideLLM, AIPerf, GenAI-Perf,
 # and the packages of the other load generators: inference-perf, llmperf, genai-bench,
-# trtllm-bench's tensorrt_llm/bench/, evalscope's perf): the client failed, whatever file
+# trtllm-bench's tensorrt_llm/bench/, evalscope's perf, Modular MAX's max/benchmark/): the client failed, whatever file
 # holds it (a console where a server's lines came first).
 CLIENT_CODE = (r'File "[^"]*(?:/benchmark_\w+\.py|/vllm/benchmarks/|/sglang/bench_\w+\.py'
                r'|/(?:guidellm|aiperf|genai_perf|inference_perf|llmperf|genai_bench)/|/tensorrt_llm/bench/'
-               r'|/evalscope/perf/)')
+               r'|/evalscope/perf/|/max/benchmark/)')
 
 SEVERITIES = ("critical", "warning", "info")
 CLIENT_FORMATS = ("bench", "bench-json", "client-log")

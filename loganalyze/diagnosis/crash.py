@@ -15,7 +15,7 @@ import re
 import polars as pl
 
 from loganalyze.diagnosis.base import Case, Finding
-from loganalyze.diagnosis.nccl_error import HCCL_TEXT, TEXT as NCCL_TEXT
+from loganalyze.diagnosis.nccl_error import HCCL_TEXT, TEXT as NCCL_TEXT, failures as nccl_failures
 from loganalyze.diagnosis.oom import OOM_TEXT, no_kv_blocks
 from loganalyze.kinds import kind_in, kinds
 
@@ -47,6 +47,10 @@ def _explained(ctx: Case, rows: pl.DataFrame, reason: pl.Expr) -> pl.Series:
     before it (`# GPU blocks: 0`, then the traceback it causes)."""
     causes = ctx.events((reason | no_kv_blocks(ctx) | kind_in(TRANSFER)) & ~kind_in(KINDS)).select(
         "source", "line_no", after=pl.when(kind_in(TRANSFER)).then(TRANSFER_AFTER).otherwise(0))
+    # NCCL's failure lines just before a traceback (a connect WARN, its return-code trail: sglang/292
+    # of hold-out 17, the scheduler's init dying on them) are nccl-error's.
+    nccl = nccl_failures(ctx).select("source", "line_no", after=pl.lit(0, pl.Int32))
+    causes = pl.concat([causes, nccl], how="vertical_relaxed")
     if causes.height == 0:
         return pl.Series([False] * rows.height, dtype=pl.Boolean)
     spans = rows.with_row_index("_i").select("_i", "source", start=pl.col("line_no") - BEFORE,

@@ -104,7 +104,8 @@ UNKNOWN = ("at run time (the lines do not say where)",
            "Re-run with NCCL_DEBUG=INFO to see the failing call: the WARN line before the error names it.")
 
 
-def _failures(ctx: Case) -> pl.DataFrame:
+def failures(ctx: Case) -> pl.DataFrame:
+    """The lines that say NCCL failed: its errors, failure WARNs, error-code trails and failed retries."""
     category = pl.col("fields").str.json_path_match("$.category")
     warns = ctx.events(kind_in(WARN) & category.is_in(list(FAILURES)).fill_null(False))
     errors = ctx.events(kind_in(KINDS) | pl.col("message").str.contains(f"{TEXT}|{HCCL_TEXT}"))
@@ -185,7 +186,7 @@ def _wrong_results(ctx: Case) -> list[Finding]:
 
 
 def find(ctx: Case) -> list[Finding]:
-    events = _failures(ctx)
+    events = failures(ctx)
     if events.height == 0:
         return _wrong_results(ctx)
     # The CUDA error NCCL's exception quotes under `Last error:` is a line of its own (vllm/182).

@@ -58,7 +58,7 @@ TOOLS = (
     r"sglang\.(?:bench_serving|benchmark\.serving|bench_one_batch_server|bench_one_batch|bench_latency|"
     r"bench_offline_throughput|benchmark\.one_batch)|vllm bench (?:serve|latency|throughput)|benchmark_(?:serving|latency|throughput)\.py"
     r"|genai-perf(?: profile)?|aiperf profile|guidellm (?:benchmark|run)|trtllm-bench|genai-bench benchmark"
-    r"|evalscope perf|inference-perf"
+    r"|evalscope perf|inference-perf|max benchmark"
 )
 
 CMDLINE = rf"(?:^|[\s/])(?:{TOOLS})(?:\s|$)"
@@ -99,6 +99,7 @@ def tool_name(printed: pl.Expr) -> pl.Expr:
         .str.replace(r"^benchmark_(\w+)\.py$", "vllm.bench_$1")
         .str.replace(r"^sglang\.benchmark\.(\w+)$", "sglang.bench_$1")
         .str.replace(r"^(genai-perf|aiperf|guidellm|genai-bench|evalscope)\b.*$", "$1")
+        .str.replace(r"^max benchmark$", "max.benchmark")
         .replace({"vllm.bench_serving": "vllm.bench_serve", "sglang.bench_serve": "sglang.bench_serving",
                   "sglang.bench_latency": "sglang.bench_one_batch"})
     )
