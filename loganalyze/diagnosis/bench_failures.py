@@ -469,7 +469,9 @@ def _client_crashed(ctx: Case) -> list[Finding]:
 # A client's own words for a request it lost (lework/llm-benchmark's `Error during request:
 # Connection error.` and `Request 0 failed`, bench/236 of hold-out 11; the OpenAI SDK's
 # `Connection error.`), at the level ERROR or WARNING of the client's log.
-REQUEST_FAILED = r"(?i)\brequest \S+ failed\b|\berror during request\b|\bconnection error\b|\bfailed request"
+# perf_analyzer's `Thread [0] had error: ...` and `Failed to retrieve results from inference request.`
+REQUEST_FAILED = (r"(?i)\brequest \S+ failed\b|\berror during request\b|\bconnection error\b|\bfailed request"
+                  r"|^Thread \[\d+\] had error: |failed to retrieve results from inference request")
 
 
 def _client_request_errors(ctx: Case) -> list[Finding]:

@@ -108,10 +108,23 @@ CLIENT_RETRY = LineKind(
                     delay_s=0.384627),),
 )
 
+# perf_analyzer (under GenAI-Perf and Triton's tools) losing a request: `Thread [0] had error:
+# OpenAI response returns HTTP code 500: ...` and `Failed to retrieve results from inference
+# request.` (bench/316 of hold-out 17: a Kubernetes vLLM that died under it).
+CLIENT_REQUEST_ERROR = LineKind(
+    name="client_request_error", table="events", needle=("had error: ", "Failed to retrieve results"),
+    pattern=r"^Thread \[(?P<thread>\d+)\] had error: (?P<error>.*)$|^Failed to retrieve results from inference request",
+    types={"thread": pl.Int64}, pack="fields", message=True, const={"severity": "error"},
+    samples=(Sample("Thread [0] had error: OpenAI response returns HTTP code 500: Internal Server Error", thread=0,
+                    error="OpenAI response returns HTTP code 500: Internal Server Error"),
+             "Failed to retrieve results from inference request."),
+)
+
 KINDS = (
     common.TRACEBACK,
     CLIENT_HTTP,
     CLIENT_RETRY,
+    CLIENT_REQUEST_ERROR,
     # argparse's refusal: the client exits before it sends a request (model_analyzer's
     # genai-perf command line without `profile`, fixtures/real/bench/91).
     LineKind(
