@@ -113,11 +113,11 @@ CLIENT_RETRY = LineKind(
 # request.` (bench/316 of hold-out 17: a Kubernetes vLLM that died under it).
 CLIENT_REQUEST_ERROR = LineKind(
     name="client_request_error", table="events", needle=("had error: ", "Failed to retrieve results"),
-    pattern=r"^Thread \[(?P<thread>\d+)\] had error: (?P<error>.*)$|^Failed to retrieve results from inference request",
+    pattern=r"^Thread \[(?P<thread>\d+)\] had error: (?P<error>.*)$|^(?P<lost>Failed to retrieve results) from inference request",
     types={"thread": pl.Int64}, pack="fields", message=True, const={"severity": "error"},
     samples=(Sample("Thread [0] had error: OpenAI response returns HTTP code 500: Internal Server Error", thread=0,
                     error="OpenAI response returns HTTP code 500: Internal Server Error"),
-             "Failed to retrieve results from inference request."),
+             Sample("Failed to retrieve results from inference request.", lost="Failed to retrieve results")),
 )
 
 KINDS = (
