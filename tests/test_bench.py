@@ -637,3 +637,16 @@ def test_295_a_table_without_outer_pipes_is_read_by_its_header(ingest_one):
     _, run = ingest_one(sample("bench", "295_"))
     rows = run.table("bench").sort("line_no").collect()
     assert rows["concurrency"].to_list()[:3] == [1.0, 1.0, 1.0] and rows["accept_length"].to_list()[:3] == [1.86, 2.2, 1.99]
+
+
+def test_313_a_clients_initial_test_run_that_failed_is_the_clients(ingest_one):
+    """bench/313 (hold-out 17): `max benchmark` dying on a reset connection in its own code."""
+    _, run = ingest_one(sample("bench", "313_"))
+    (f,) = diagnose(run)
+    assert f.id == "bench-failures" and "ConnectionResetError: [Errno 104] Connection reset by peer" in f.verdict
+
+
+def test_316_perf_analyzers_lost_requests_are_failures(ingest_one):
+    _, run = ingest_one(sample("bench", "316_"))
+    (f,) = diagnose(run)
+    assert f.id == "bench-failures" and f.metrics["lines"] == 2

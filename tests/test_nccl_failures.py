@@ -136,3 +136,19 @@ def test_280_wrong_elements_in_nccl_tests_are_corrupted_results(ingest_one):
 def test_281_mpi_tagged_rows_pasted_indented_are_read(ingest_one):
     result, run = ingest_one(sample("nccl", "281_"))
     assert result.sources[0].lines_by_table["nccl_perf"] == 9 and by_id(run) == {}
+
+
+def test_302_libmlx5s_own_completion_error_is_an_rdma_failure(ingest_one):
+    _, run = ingest_one(sample("nccl", "302_"))
+    f = by_id(run)["nccl-error"]
+    assert "InfiniBand/RoCE between processes" in f.verdict and "mlx5: host_unknown: got completion" in f.evidence[0].text
+
+
+def test_292_a_traceback_after_nccls_failure_lines_is_their_consequence(ingest_one):
+    _, run = ingest_one(sample("sglang", "292_"))
+    assert list(by_id(run)) == ["nccl-error"]
+
+
+def test_293_one_process_alone_is_quiet(ingest_one):
+    _, run = ingest_one(sample("nccl", "293_"))
+    assert by_id(run) == {}

@@ -912,3 +912,11 @@ def test_249_requests_that_crawl_while_others_wait_are_a_hang(ingest_one):
     (f,) = diagnose(run)
     assert (f.id, f.title) == ("hang", "Engine stuck: requests run and almost no token is computed")
     assert "over 30 s" in f.verdict and "while 5-6 wait with KV room" in f.verdict
+
+
+def test_260_fewer_kv_blocks_than_one_request_is_the_startup_oom(ingest_one):
+    """vllm/260 (hold-out 17): V0 0.2.7's `# GPU blocks: 229` for max_seq_len 4096, then the traceback."""
+    _, run = ingest_one(sample("vllm", "260_"))
+    (f,) = diagnose(run)
+    assert (f.id, f.title) == ("oom", "No GPU memory left for the KV cache (configuration)")
+    assert "229 blocks of 16 tokens hold 3,664 tokens, fewer than one request of max_seq_len 4,096" in f.verdict
