@@ -138,7 +138,10 @@ ORPHAN = "|".join((MD_HEAD, HEADLESS_ROW))
 
 NEEDLES = ("Metrics", "┏━", "Statistic ┃", "Metric ┃", "Run Info,", "Metric,", "Statistic,", "Info", "Statistics",
            "Stats", "|=", "Metadata", "Throughput", "Latency", "TTFT", "TPOT", "ITL", "+---", "╒═══", "┌───",
-           "ttft_", "_ttft", "Key", "throughput", "latency", "acc len", "ccept len", "ccept Len")
+           "ttft_", "_ttft", "Key",
+           # A markdown header in lower case (`bs | throughput | acc len`): its pipe with the word, since
+           # the bare words are in every SGLang decode line (`gen throughput`, `accept len`).
+           "| throughput", "|throughput", "| latency", "|latency", "| acc", "|acc")
 
 # Tables of one report are at most this many lines apart (blank lines between them).
 GAP = 3
