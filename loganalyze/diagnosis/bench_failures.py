@@ -339,6 +339,38 @@ def _overload(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
     )]
 
 
+SATURATED_TTFT = 10  # times the TTFT at the knee: past it the first token waits in the queue
+
+
+def _saturated(ctx: Case) -> list[Finding]:
+    """A concurrency sweep run past the server's capacity: beyond the knee (the first level where
+    doubling the concurrency adds under 10 % of throughput) throughput stays flat while the first
+    token waits ten times as long and at least a second, so those levels measure the queue
+    (bench/325 of hold-out 18: 1,045 tok/s from C=256 to 4096, TTFT 0.6 s to 641 s)."""
+    sweep = ctx.metrics.get("sweep")
+    knee = sweep.summary.get("knee_level") if sweep else None
+    levels = sweep.frames["levels"].sort("c") if knee else None
+    if levels is None or levels.filter(pl.col("c") == knee)["ttft_mean"].drop_nulls().len() == 0:
+        return []
+    base = float(levels.filter(pl.col("c") == knee)["ttft_mean"][0])
+    queued = levels.filter((pl.col("c") > knee) & (pl.col("ttft_mean") >= max(SATURATED_TTFT * base, QUEUED_TTFT_MS)))
+    if queued.height == 0:
+        return []
+    worst = queued.row(-1, named=True)
+    return [Finding(
+        id="bench-overload", severity="warning",
+        title=f"Sweep runs past the server's capacity above C={knee}",
+        verdict=(f"Beyond C={knee} throughput stays at {sweep.summary['peak_tok_s']:,.0f} output tok/s while the mean "
+                 f"TTFT grows from {base / 1000:.1f} s to {worst['ttft_mean'] / 1000:.1f} s at C={worst['c']}: "
+                 f"{queued.height} level(s) measure the queue in front of a saturated server, not its speed."),
+        impact=0.0, impact_text="latency figures above the knee describe the queue",
+        recommendation=("Read the latencies at or below the knee; to serve more at once add replicas or GPUs "
+                        "(tensor or data parallel), or cap the clients at the knee's concurrency."),
+        confidence="medium", evidence=bench_evidence(ctx.run, worst, "ttft_mean", "output_throughput"),
+        metrics={"knee_level": knee, "ttft_mean_at_knee_ms": base, "queued_levels": queued["c"].to_list()},
+    )]
+
+
 def _server_cap(ctx: Case, worst: dict) -> tuple[str, list]:
     """The server's own cap on requests running at once, where its settings are in the run and
     the client sent more: the rest waited in the server's queue."""
@@ -543,4 +575,4 @@ def find(ctx: Case) -> list[Finding]:
     rows = pl.concat([levels, results.filter(pl.col("c").is_null()), unranked.unique("c", keep="last", maintain_order=True)],
                      how="diagonal_relaxed")
     return (_usage_error(ctx) + (_failed(ctx, rows) or _all_failed(ctx)) + _low_concurrency(ctx, rows) + _retokenized(ctx, rows)
-            + _overload(ctx, rows))
+            + (_overload(ctx, rows) or _saturated(ctx)))

@@ -68,7 +68,9 @@ def columns(label: pl.Expr, value: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     # evalscope writes -1 where it has no value (every request failed: `"Average latency (s)": -1`,
     # bench/102; no rate limit: `Request rate (req/s): -1`): no count, duration or latency is -1.
     number = pl.when(number.str.contains(r"^-1(?:\.0+)?$")).then(pl.lit(None, pl.String)).otherwise(number)
-    one = ~value.str.contains(r"\d[\d.]*\s*,\s*\d")  # `0.623, 12.899, 4.401` is several values
+    # `0.623, 12.899, 4.401` is several values; `39,891` one, its thousands grouped (bench/325 of hold-out 18)
+    thousands = value.str.contains(r"^\s*[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?:\s*[A-Za-z/%]+)?\s*$")
+    one = thousands | ~value.str.contains(r"\d[\d.]*\s*,\s*\d")
     unit = pl.coalesce(label.str.extract(UNIT, 1), label.str.extract(UNIT, 2), value.str.extract(VALUE_UNIT, 1))
     metric = _first(METRICS, label)
     stat = pl.when(label.str.contains(MINIMUM)).then(pl.lit(None, pl.String)).otherwise(
