@@ -157,6 +157,9 @@ FORMAT = LogFormat(
         r"out-of-place\s+in-place",
         r"# Collective test (?:starting|concluded)",
         rf"^\s*\d+\s+\d+\s+(?:{'|'.join(TYPES)})\s+\w+\s+-?\d+\s+[\d.]",
+        # The 2.x tables before `redop` and `root`: time, algbw, busbw and an error column twice
+        # (`65536  2048  float  52.01  1.26  1.10  0e+00  50.09 ...`, nccl/310 of hold-out 18).
+        rf"^\s*\d+\s+\d+\s+(?:{'|'.join(TYPES)})\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+\S+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+\S+\s*$",
         rf"(?:^|[\s/]){TEST}_perf(?:_mpi)?\s+-",
     ),
     versions=(
