@@ -15,6 +15,7 @@ import re
 import polars as pl
 
 from loganalyze.diagnosis.base import Case, Finding
+from loganalyze.diagnosis.hang import GLOO_TIMEOUT
 from loganalyze.diagnosis.nccl_error import HCCL_TEXT, TEXT as NCCL_TEXT, failures as nccl_failures
 from loganalyze.diagnosis.oom import OOM_TEXT, no_kv_blocks
 from loganalyze.kinds import kind_in, kinds
@@ -60,7 +61,7 @@ def _explained(ctx: Case, rows: pl.DataFrame, reason: pl.Expr) -> pl.Series:
 
 
 def find(ctx: Case) -> list[Finding]:
-    reason = pl.col("message").str.contains(f"{OOM_TEXT}|{NCCL_TEXT}|{HCCL_TEXT}")
+    reason = pl.col("message").str.contains(f"{OOM_TEXT}|{NCCL_TEXT}|{HCCL_TEXT}|{GLOO_TIMEOUT}")
     rows = ctx.events(kind_in(KINDS) & ~reason & ~ctx.by_client())
     rows = rows.filter(~_explained(ctx, rows, reason)) if rows.height else rows
     late = ctx.after_shutdown(rows)

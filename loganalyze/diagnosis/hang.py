@@ -18,11 +18,14 @@ from __future__ import annotations
 import polars as pl
 
 from loganalyze.diagnosis import stacks
-from loganalyze.diagnosis.base import Case, Finding
+from loganalyze.diagnosis.base import TRACEBACKS, Case, Finding
 from loganalyze.kinds import kind_in, kinds
 from loganalyze.metrics.nccl.colls import SGLANG_TIMEOUT
 
 DUMP_FAILED = kinds("dump_failed")
+# Gloo's transport giving up on a collective's send or receive (PyTorch's CPU process groups:
+# SGLang's DP attention syncs over one, sglang/308 of hold-out 18, a two-hour deadlock).
+GLOO_TIMEOUT = r"gloo/transport/\S+\] Timed out waiting (\d+)ms for (?:recv|send) operation to complete"
 STARTUP_SEQ = 5  # SeqNum <= 5: init-time collective (docs/formats-sources.md#pytorch-watchdog-timeouts)
 BYTES_PER_ELEMENT = 2  # bf16/fp16 activations: an assumption, stated in the verdict
 
@@ -164,6 +167,21 @@ def laggard_finding(ctx: Case, behind: pl.DataFrame) -> Finding:
     )
 
 
+def gloo_finding(ctx: Case, rows: pl.DataFrame) -> Finding:
+    """A collective over Gloo that timed out: every rank waits for one that never sent."""
+    waited = rows["message"].str.extract(GLOO_TIMEOUT, 1).cast(pl.Int64, strict=False).max() or 0
+    return Finding(
+        id="hang", severity="critical", title="Gloo collective timed out",
+        verdict=(f"{rows.height} Gloo send/receive(s) gave up after waiting {waited / 60000:g} min: a collective over the "
+                 "CPU process group never completed, because a peer rank never reached it (stuck, crashed, or on "
+                 "another code path: a deadlock). The traceback is its consequence."),
+        impact=1.0, impact_text="the job stops: every rank waits on the collective",
+        recommendation=RECOMMEND_MIDRUN + RECOMMEND_DUMP_ALL,
+        evidence=ctx.evidence(rows.select("source", "line_no", "raw")), confidence="medium",
+        metrics={"gloo_timeouts": rows.height, "waited_ms": waited},
+    )
+
+
 def find(ctx: Case) -> list[Finding]:
     fam = ctx.metrics.get("nccl")
     stuck = stacks.stuck(stacks.dumps(ctx))
@@ -171,6 +189,8 @@ def find(ctx: Case) -> list[Finding]:
     if hangs is None or hangs.height == 0:
         if stuck:
             return [dump_finding(ctx, stuck)]
+        if (gloo := ctx.events(kind_in(TRACEBACKS) & pl.col("message").str.contains(GLOO_TIMEOUT))).height:
+            return [gloo_finding(ctx, gloo)]
         behind = fam.frames.get("coll_behind") if fam else None
         return [laggard_finding(ctx, behind)] if behind is not None and behind.height else []
     s, f = fam.summary, fam.frames
