@@ -650,3 +650,11 @@ def test_316_perf_analyzers_lost_requests_are_failures(ingest_one):
     _, run = ingest_one(sample("bench", "316_"))
     (f,) = diagnose(run)
     assert f.id == "bench-failures" and f.metrics["lines"] == 2
+
+
+def test_325_a_sweep_past_the_knee_measures_the_queue(ingest_one):
+    """bench/325 (hold-out 18): flat at ~1,045 tok/s from C=256 on, TTFT `39,891` to `640,807` ms."""
+    _, run = ingest_one(sample("bench", "325_"))
+    (f,) = diagnose(run)
+    assert (f.id, f.metrics["knee_level"], f.metrics["queued_levels"]) == ("bench-overload", 64, [256, 1024, 4096])
+    assert run.table("bench").sort("line_no").collect()["ttft_mean"].to_list()[-1] == 640807.0

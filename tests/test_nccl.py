@@ -878,3 +878,11 @@ def test_291_could_not_enable_p2p_is_a_p2p_veto(ingest_one):
     _, run = ingest_one(sample("nccl", "291_"))
     f = findings(run)["nccl-transport"][0]
     assert f.severity == "warning" and "dev 0(=1a000) and dev 1(=1b000)" in f.verdict
+
+
+def test_310_the_old_table_without_redop_makes_the_file_nccl_tests(ingest_one):
+    """nccl/310 (hold-out 18): NCCL's channel lines then a 2.x table with an error column twice
+    (`0e+00`) and no redop or root: read, and its 7.3 GB/s on 8 GPUs with SHM hops is low."""
+    result, run = ingest_one(sample("nccl", "310_"))
+    assert result.sources[0].format == "nccl-tests" and result.sources[0].lines_by_table["nccl_perf"] == 13
+    assert {"nccl-bandwidth", "nccl-transport"} <= set(findings(run))

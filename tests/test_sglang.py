@@ -562,3 +562,9 @@ def test_283_the_multi_turn_benchmark_summary_is_read_in_seconds(ingest_one):
     assert (row["tool"], row["completed"], row["request_rate"]) == ("sglang.bench_multiturn", 1280, 1.0)
     assert (row["ttft_mean"], row["ttft_median"], row["ttft_p99"], row["itl_mean"]) == (360.0, 240.0, 980.0, 20.2)
     assert diagnose(run) == []
+
+
+def test_308_a_gloo_timeout_is_a_hung_collective(ingest_one):
+    _, run = ingest_one(sample("sglang", "308_"))
+    f = diagnose(run)[0]
+    assert (f.id, f.title, f.metrics["waited_ms"]) == ("hang", "Gloo collective timed out", 7200000)

@@ -920,3 +920,9 @@ def test_260_fewer_kv_blocks_than_one_request_is_the_startup_oom(ingest_one):
     (f,) = diagnose(run)
     assert (f.id, f.title) == ("oom", "No GPU memory left for the KV cache (configuration)")
     assert "229 blocks of 16 tokens hold 3,664 tokens, fewer than one request of max_seq_len 4,096" in f.verdict
+
+
+def test_271_running_at_the_cap_with_a_long_queue_is_no_stall(ingest_one):
+    """vllm/271 (hold-out 18): 600 running at max_num_seqs 600, 4,475 pending, 3,200 tok/s."""
+    _, run = ingest_one(sample("vllm", "271_"))
+    assert [f.id for f in diagnose(run)] == ["concurrency-cap"]
