@@ -29,14 +29,20 @@ OOM_TEXT = rf"OutOfMemoryError|out of memory|Not enough memory|{STARTUP_TEXT}"
 V0_BLOCK_TOKENS = 16  # vLLM V0's default --block-size, where the log does not print one
 
 
+def _request_limits(ctx: Case) -> tuple[int | None, int]:
+    """(the longest request the server takes, tokens per KV block) from the run's settings."""
+    config = ctx.run.config()
+    longest = next((int(v) for k in ("max_model_len", "max_seq_len") if (v := config.get(k, "")).isdigit()), None)
+    block = int(config["block_size"]) if config.get("block_size", "").isdigit() else V0_BLOCK_TOKENS
+    return longest, block
+
+
 def no_kv_blocks(ctx: Case) -> pl.Expr:
     """The profile left too little for the KV cache: vLLM's `# GPU blocks: 0` (vllm/61), or fewer
     blocks than one request of the longest length holds, which V0 then refuses at startup
     (vllm/260 of hold-out 17: 229 blocks of 16 tokens, 3,664 tokens, for max_seq_len 4096);
     SGLang's `... is larger than the profiled value -561981` (sglang/98)."""
-    config = ctx.run.config()
-    longest = next((int(v) for k in ("max_model_len", "max_seq_len") if (v := config.get(k, "")).isdigit()), None)
-    block = int(config["block_size"]) if config.get("block_size", "").isdigit() else V0_BLOCK_TOKENS
+    longest, block = _request_limits(ctx)
     blocks = pl.col("fields").str.json_path_match("$.gpu_blocks").cast(pl.Int64, strict=False)
     short = (blocks == 0) | ((blocks * block < longest) if longest else pl.lit(False))
     return ((kind_in(kinds("gpu_blocks")) & short)
@@ -101,11 +107,9 @@ def find(ctx: Case) -> list[Finding]:
 def _capacity(ctx: Case, row: dict) -> str:
     """What a `# GPU blocks: N` line holds against the longest request, where N is above 0."""
     blocks = json.loads(row["fields"] or "{}").get("gpu_blocks") if row["kind"] == "gpu_blocks" else None
-    config = ctx.run.config()
-    longest = next((int(v) for k in ("max_model_len", "max_seq_len") if (v := config.get(k, "")).isdigit()), None)
+    longest, block = _request_limits(ctx)
     if not blocks or not longest:
         return ""
-    block = int(config["block_size"]) if config.get("block_size", "").isdigit() else V0_BLOCK_TOKENS
     return (f"; {blocks:,} blocks of {block} tokens hold {blocks * block:,} tokens, fewer than one request of "
             f"max_seq_len {longest:,}")
 
