@@ -658,3 +658,10 @@ def test_325_a_sweep_past_the_knee_measures_the_queue(ingest_one):
     (f,) = diagnose(run)
     assert (f.id, f.metrics["knee_level"], f.metrics["queued_levels"]) == ("bench-overload", 64, [256, 1024, 4096])
     assert run.table("bench").sort("line_no").collect()["ttft_mean"].to_list()[-1] == 640807.0
+
+
+def test_331_a_rate_just_above_capacity_with_a_queue_is_a_flood(ingest_one):
+    """bench/331 (hold-out 19): 40/s offered, 35.36 served, TTFT 19 s against an ITL of 34 ms (no TPOT rows)."""
+    _, run = ingest_one(sample("bench", "331_"))
+    (f,) = diagnose(run)
+    assert (f.id, f.metrics["request_rate"], f.metrics["request_throughput"]) == ("bench-overload", 40.0, 35.36)

@@ -60,6 +60,7 @@ RETOKENIZED_MIN = 100  # tokens: a few tokens of a tiny run (2 output tokens per
 # differs by tens (sglang/11, sglang/47).
 RETOKENIZED_PER_REQUEST = 8
 OVERLOAD = 1.5  # offered request rate / completed request rate
+OUTRUN = 1.1  # ... a smaller excess, where the latencies show the queue it grew
 MIN_BURST = 100  # prompts sent at once before a burst is more queue than service
 UNSTREAMED = 0.01  # TTFT within 1 % of E2E: the answer came in one piece
 ALL_IN_FLIGHT = 0.9  # peak concurrent requests / completed: every prompt was in flight at once
@@ -279,8 +280,11 @@ def _overload(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
     rate = pl.col("request_rate")
     # Not printed: the clients' default is inf, but the log does not say so; only a queue
     # that the latencies show (first token far slower than the tokens after it) says it.
-    queued = (((pl.col("ttft_mean") >= QUEUED_TTFT_MS) & (pl.col("ttft_mean") >= QUEUED_RATIO * pl.col("tpot_mean")))
-              | (pl.col("tpot_mean").is_null() & (pl.col("ttft_mean") >= QUEUED_ALONE_MS)))
+    # A block cut before its TPOT rows still has the ITL ones, a token's time all the same
+    # (bench/331 of hold-out 19).
+    token = pl.coalesce("tpot_mean", "itl_mean")
+    queued = (((pl.col("ttft_mean") >= QUEUED_TTFT_MS) & (pl.col("ttft_mean") >= QUEUED_RATIO * token))
+              | (token.is_null() & (pl.col("ttft_mean") >= QUEUED_ALONE_MS)))
     # Without streaming (sglang bench_serving --disable-stream) the first token comes with the
     # whole answer: TTFT is the request's latency and shows no queue, and a burst of prompts
     # that the server runs all at once is a throughput test (sglang/250 of hold-out 13). One
@@ -299,6 +303,10 @@ def _overload(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
     # capacity: below MIN_BURST of them only a queue in the latencies says more was offered.
     few = (pl.col("completed") < MIN_BURST) & ~queued.fill_null(False)
     too_fast = rate.is_finite() & (rate > OVERLOAD * pl.col("request_throughput")) & ~few.fill_null(False)
+    # A rate just above what the server completes still grows a queue for the whole run: where
+    # the latencies show it, that is a flood too (bench/331 of hold-out 19: 40/s offered, 35.4
+    # served, TTFT 19 s against 34 ms a token).
+    outran = (rate.is_finite() & (rate > OUTRUN * pl.col("request_throughput")) & queued).fill_null(False)
     # No rate printed, but vLLM's `Peak concurrent requests` says they were all in flight at once.
     all_in = (rate.is_null() & (pl.col("completed") >= MIN_BURST)
               & (pl.col("peak_concurrency") >= ALL_IN_FLIGHT * pl.col("completed"))).fill_null(False)
@@ -309,7 +317,7 @@ def _overload(ctx: Case, rows: pl.DataFrame) -> list[Finding]:
     capped = pl.col("max_concurrency").is_not_null()
     holds_back = capped & ((pl.col("max_concurrency") < pl.coalesce("num_prompts", "completed"))
                            | ~queued.fill_null(False))
-    over = rows.filter(~holds_back.fill_null(capped) & (burst | unknown | too_fast | all_in))
+    over = rows.filter(~holds_back.fill_null(capped) & (burst | unknown | too_fast | outran | all_in))
     if over.height == 0:
         return []
     worst = over.sort("ttft_mean", descending=True, nulls_last=True).row(0, named=True)
