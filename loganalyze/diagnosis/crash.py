@@ -20,7 +20,8 @@ from loganalyze.diagnosis.nccl_error import HCCL_TEXT, TEXT as NCCL_TEXT, failur
 from loganalyze.diagnosis.oom import OOM_TEXT, no_kv_blocks
 from loganalyze.kinds import kind_in, kinds
 
-ERRORS = kinds("traceback", "exception", "process_crash", "engine_dead", "fatal_error", "native_signal", "device_assert")
+ERRORS = kinds("traceback", "exception", "process_crash", "engine_dead", "fatal_error", "native_signal", "device_assert",
+               "config_rejected")
 KINDS = (*ERRORS, *kinds("engine_exited"))
 # A KV transfer worker's error explains the traceback printed below it (kv-transfer says so).
 TRANSFER = kinds("kv_transfer_error", "kv_transfer_failed", "kv_connector_failed")
@@ -30,7 +31,8 @@ TRANSFER = kinds("kv_transfer_error", "kv_transfer_failed", "kv_connector_failed
 DIED = kinds("child_failed", "killed")
 EXPLAINS_DEATH = kinds("watchdog_timeout", "watchdog_batch", "stack_dump", "oom", "nccl_error", "kv_transfer_failed",
                        "kv_transfer_error", "kv_connector_failed", "hccl_error")
-TITLES = {"engine_exited": "Engine core died", "native_signal": "Native crash", "device_assert": "Device-side assert"}
+TITLES = {"engine_exited": "Engine core died", "native_signal": "Native crash", "device_assert": "Device-side assert",
+          "config_rejected": "Configuration rejected at startup"}
 BEFORE = 5  # lines before a traceback where the line that caused it may stand
 # A KV connector may log its failure after the traceback it caught (vLLM's NIXL connector:
 # the zmq error's traceback, its final line, then `Handshake failed for request R`).
@@ -84,6 +86,8 @@ def find(ctx: Case) -> list[Finding]:
         verdict = _fatal(first, rows.height)
     elif first["kind"] == "device_assert":
         verdict = _device_assert(first, rows)
+    elif first["kind"] == "config_rejected":
+        verdict = _rejected(first)
     else:
         verdict = f"{rows.height} traceback(s); the first, in {_where(first['message'] or '')}: {_error(first)}."
     native = first["kind"] == "native_signal"
@@ -145,6 +149,13 @@ def _device_assert(first: dict, rows: pl.DataFrame) -> str:
     return (f"A GPU kernel's own assertion stopped it: {what}, {asserts} line(s). After a device-side assert the "
             "CUDA context is lost and every later CUDA call fails; the usual cause is an index out of range "
             "(a token id beyond the vocabulary, a position or slot beyond the cache).")
+
+
+def _rejected(row: dict) -> str:
+    """pydantic's reason for a configuration it refused: the server never started."""
+    error = json.loads(row["fields"] or "{}").get("error") or (row["message"] or "").strip()
+    return (f"The server refused its configuration and stopped before serving: `{error[:200]}`. Nothing ran; "
+            "the fix is in the arguments this line names.")
 
 
 def _error(row: dict) -> str:

@@ -177,6 +177,27 @@ DEVICE_ASSERT = LineKind(
              Sample("Out Of Bound Tensor access detected at dim[1]: assert(63 < 63)", bound="dim[1]: assert(63 < 63)")),
 )
 
+# pydantic's report of a configuration it rejected (vLLM's config classes since 0.10, SGLang's
+# server args): `1 validation error for ModelConfig`, then per field `  Value error, <why>
+# [type=value_error, input_value=..., input_type=...]`. The server stops before it starts; the
+# `<why>` line is often all a user pastes (vllm/281 of hold-out 19: max_model_len above the
+# model's derived maximum).
+CONFIG_REJECTED = LineKind(
+    name="config_rejected",
+    table="events",
+    needle=("Value error, ", "Assertion failed, "),
+    pattern=r"^\s*(?:Value error|Assertion failed), (?P<error>.+?)(?: \[type=(?P<error_type>\w+)[^\]]*\]?)?$",
+    const={"severity": "critical"},
+    pack="fields",
+    message=True,
+    samples=(Sample("  Value error, User-specified max_model_len (131072) is greater than the derived max_model_len "
+                    "(max_position_embeddings=32768.0 or model_max_length=None in model's config.json). "
+                    "[type=value_error, input_value=ArgsKwargs((), {'model': ...}), input_type=ArgsKwargs]",
+                    error="User-specified max_model_len (131072) is greater than the derived max_model_len "
+                          "(max_position_embeddings=32768.0 or model_max_length=None in model's config.json).",
+                    error_type="value_error"),),
+)
+
 # libmlx5 (the verbs provider of Mellanox/NVIDIA NICs) reporting a failed work completion
 # itself, below NCCL or any other RDMA user: `mlx5: <host>: got completion with error:` and a
 # hex dump of the CQE (nccl/302 of hold-out 17: a weight broadcast between Ray nodes).
@@ -488,5 +509,5 @@ DEFAULT_KERNEL_CONFIG = info_event(
 
 # The kinds of Python and library lines that both engines print, in the order both declare them.
 ENGINE_PROCESS_KINDS = (PYTHON_WARNING, TORCH_WARNING, NANOBIND_LEAKS, GLOO_CONNECTED, WEIGHTS_FORMAT, DEFAULT_KERNEL_CONFIG,
-                        NUMEXPR, STACK_DUMP, FATAL_ERROR, NATIVE_SIGNAL, DEVICE_ASSERT, RDMA_COMPLETION_ERROR, HCCL_ERROR, TRANSFER_ERROR,
+                        NUMEXPR, STACK_DUMP, FATAL_ERROR, NATIVE_SIGNAL, DEVICE_ASSERT, CONFIG_REJECTED, RDMA_COMPLETION_ERROR, HCCL_ERROR, TRANSFER_ERROR,
                         TRANSFER_ENGINE, CONTAINER_BANNER, TRACEBACK_CHAIN, AIOHTTP_ACCESS)
