@@ -62,7 +62,7 @@ FORMAT = LogFormat(
         r"vLLM API server version |vLLM server version |non-default args: \{",
         r"(?:^|[\s$#>])vllm serve ",
         r"vLLM",
-        r"^Capturing CUDA graphs \((?:decode|mixed prefill-decode|prefill)",  # V1's graph-capture progress
+        r"^Capturing CUDA graphs \((?:decode|mixed prefill-decode|prefill|PIECEWISE|FULL)",  # V1's graph-capture progress
         r"^\((?:EngineCore(?:_DP\d+)?|APIServer|VllmWorker[-\w]*) pid=\d+\)",
     ),
     versions=(
