@@ -926,3 +926,18 @@ def test_271_running_at_the_cap_with_a_long_queue_is_no_stall(ingest_one):
     """vllm/271 (hold-out 18): 600 running at max_num_seqs 600, 4,475 pending, 3,200 tok/s."""
     _, run = ingest_one(sample("vllm", "271_"))
     assert [f.id for f in diagnose(run)] == ["concurrency-cap"]
+
+
+def test_281_a_rejected_configuration_is_the_crash(ingest_one):
+    """vllm/281 (hold-out 19): pydantic's `Value error, User-specified max_model_len (131072) ...` alone."""
+    _, run = ingest_one(sample("vllm", "281_"))
+    (f,) = diagnose(run)
+    assert (f.id, f.title) == ("crash", "Configuration rejected at startup")
+    assert "User-specified max_model_len (131072) is greater than the derived max_model_len" in f.verdict
+
+
+def test_279_piecewise_graph_capture_alone_is_vllm(ingest_one):
+    """vllm/279 (hold-out 19): only `Capturing CUDA graphs (PIECEWISE)` bars behind Ray Serve's prefix."""
+    _, run = ingest_one(sample("vllm", "279_"))
+    assert run.table("events").filter(pl.col("kind") == "progress").collect().height >= 8
+    assert diagnose(run) == []
