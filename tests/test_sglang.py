@@ -568,3 +568,11 @@ def test_308_a_gloo_timeout_is_a_hung_collective(ingest_one):
     _, run = ingest_one(sample("sglang", "308_"))
     f = diagnose(run)[0]
     assert (f.id, f.title, f.metrics["waited_ms"]) == ("hang", "Gloo collective timed out", 7200000)
+
+
+def test_306_sglang_jax_cap_summary_gives_the_cap(ingest_one):
+    """sglang/306 (hold-out 18): sglang-jax's `Max running requests constraints:` block alone."""
+    _, run = ingest_one(sample("sglang", "306_"))
+    caps = run.table("config").filter(pl.col("key") == "max_running_requests").collect()
+    assert (caps["value"].to_list(), caps["origin"].to_list()) == (["512"], ["running_cap_summary"])
+    assert diagnose(run) == []

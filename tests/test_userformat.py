@@ -65,7 +65,7 @@ def test_sglang_as_data_is_the_same_declaration():
     assert without_handlers(data) == without_handlers(sglang.FORMAT)
     assert expectations(data) == expectations(sglang.FORMAT) and any(expectations(data))
     assert [k.name for k in data.kinds if k.handler] == [
-        "server_args", "launch_command", "scheduler_limits", "spec_reset",
+        "server_args", "launch_command", "scheduler_limits", "spec_reset", "running_cap_final",
         "attention_backend", "mem_fraction", "kv_cache_dtype", "chat_template", "other"]
 
 

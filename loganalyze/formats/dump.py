@@ -29,6 +29,7 @@ DATA_HANDLERS: dict[str, dict[str, dict[str, str]]] = {
         "server_args": {"name": "repr_dump", "origin": "server_args"},
         "scheduler_limits": {"name": "key_equals_value", "origin": "scheduler"},
         "spec_reset": {"name": "config_value", "key": "max_running_requests", "origin": "speculative_reset"},
+        "running_cap_final": {"name": "config_value", "key": "max_running_requests", "origin": "running_cap_summary"},
         "attention_backend": {"name": "config_value", "key": "attention_backend", "origin": "server"},
         "mem_fraction": {"name": "config_value", "key": "mem_fraction_static", "origin": "server"},
         "kv_cache_dtype": {"name": "config_value", "key": "kv_cache_dtype", "origin": "model_runner"},

@@ -151,6 +151,15 @@ KINDS = (
                         "explicitly setting --max-running-requests.",
                         max_running_requests="48"),),
     ),
+    # sglang-jax's startup summary of what limits the cap (`Max running requests constraints:`,
+    # one `- Server limit: 1024 (configured)` line per limit), ending in the cap it chose
+    # (sglang/306 of hold-out 18).
+    LineKind(
+        name="running_cap_final", table="config", needle="Final max_running_requests: ",
+        pattern=r"Final max_running_requests: (?P<value>\d+)\s*$",
+        handler=config_value("max_running_requests", "running_cap_summary"),
+        samples=(Sample("   \u2192 Final max_running_requests: 512", max_running_requests="512"),),
+    ),
     _event("load_weight_begin", "Load weight begin", r"avail mem=(?P<avail_mem_gb>[\d.]+) GB", "info",
            ("Load weight begin. avail mem=77.18 GB",), types=GB),
     _event("load_weight_end", "Load weight end",
@@ -419,6 +428,9 @@ FORMAT = LogFormat(
         r"fired up and ready to roll",
         r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: (?:DP|TP|EP|PP)\d+)+\] ",
         r"Load weight (?:begin|end)\. ",
+        # sglang-jax (SGLang on TPU): its precompile phases and the startup's cap summary
+        # (sglang/281, sglang/306 of hold-out 18).
+        r"\] Begin to precompile |Precompile finished in \d+ secs|^Max running requests constraints:$",
         r'^\s*File "[^"]*/sglang/',  # a traceback through SGLang's own code
         r"sglang",
     ),
