@@ -152,3 +152,12 @@ def test_292_a_traceback_after_nccls_failure_lines_is_their_consequence(ingest_o
 def test_293_one_process_alone_is_quiet(ingest_one):
     _, run = ingest_one(sample("nccl", "293_"))
     assert by_id(run) == {}
+
+
+def test_325_pytorchs_text_of_a_failed_nccl_call_is_an_nccl_error(ingest_one):
+    """nccl/325 (hold-out 20): `[trainer0|0]:ncclInternalError: Internal check failed.` then `Last error:`."""
+    _, run = ingest_one(sample("nccl", "325_"))
+    (f,) = diagnose(run)
+    assert f.id == "nccl-error"
+    row = run.table("events").filter(pl.col("kind") == "nccl_result_error").collect().row(0, named=True)
+    assert (row["line_no"], json.loads(row["fields"])["result"]) == (6, "ncclInternalError")

@@ -94,6 +94,8 @@ FORMAT = LogFormat(
     record_marks=("NCCL ", "CCOM "),
     record_header=RECORD_HEADER,
     # Every NCCL envelope and c10d line holds "NCCL"; the C++ abort and its frames do not, nor
-    # do 2.0-2.2's envelopes (`[3] INFO `, `socket.h:194 WARN `).
-    gate=("NCCL", "CCOM", "DistBackendError", "frame #", "] INFO ", " WARN "),
+    # do 2.0-2.2's envelopes (`[3] INFO `, `socket.h:194 WARN `), nor PyTorch's text of a failed
+    # call (`ncclInternalError: Internal check failed.`).
+    gate=("NCCL", "CCOM", "DistBackendError", "frame #", "] INFO ", " WARN ", "ncclUnhandledCudaError: ",
+          "ncclSystemError: ", "ncclInternalError: ", "ncclInvalidArgument: ", "ncclInvalidUsage: ", "ncclRemoteError: "),
 )

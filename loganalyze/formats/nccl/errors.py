@@ -197,6 +197,16 @@ TORCH_KINDS = (
            ("[rank0]:[E ProcessGroupNCCL.cpp:1316] NCCL error in: ../torch/csrc/distributed/c10d/"
             "ProcessGroupNCCL.cpp:1970, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5",),
            match=r"^\s*(?:\[\d+\]\s*)?\["),
+    # PyTorch's message for a failed NCCL call, when it surfaces without `NCCL error in:` (as a
+    # DistBackendError's text, or printed by a launcher): the result code's name, its meaning,
+    # then `Last error:` and NCCL's own last WARN text (nccl/325 of hold-out 20).
+    _torch("nccl_result_error", ("ncclUnhandledCudaError: ", "ncclSystemError: ", "ncclInternalError: ",
+                                 "ncclInvalidArgument: ", "ncclInvalidUsage: ", "ncclRemoteError: "),
+           r"(?P<result>nccl(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument|InvalidUsage|RemoteError)): "
+           r"(?P<error>.*)$", "error",
+           (Sample("ncclInternalError: Internal check failed.", result="ncclInternalError",
+                   error="Internal check failed."),),
+           continuation=r"^Last error:\s*$"),
     _torch("pg_abort", "terminate called after throwing an instance of 'c10::DistBackendError'",
            r"throwing an instance of '(?P<exception>[\w:]+)'", "critical",
            ("terminate called after throwing an instance of 'c10::DistBackendError'",)),
