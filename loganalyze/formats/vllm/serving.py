@@ -152,6 +152,7 @@ KINDS = (
     # process (pid 77) died.')`, `MQLLMEngine is already dead, terminating server process`.
     event("engine_dead", ("EngineDeadError", "EngineCore encountered a fatal error", "AsyncLLM output_handler failed",
                            "Engine core initialization failed", "Engine process failed to start",
+                           "Engine background task failed",
                            "MQLLMEngine is already dead", "Engine process (pid "),
            None, "critical",
            ("(APIServer pid=1) ERROR 05-05 12:36:59 [serving.py:1173] vllm.v1.engine.exceptions.EngineDeadError: "
