@@ -941,3 +941,9 @@ def test_279_piecewise_graph_capture_alone_is_vllm(ingest_one):
     _, run = ingest_one(sample("vllm", "279_"))
     assert run.table("events").filter(pl.col("kind") == "progress").collect().height >= 8
     assert diagnose(run) == []
+
+
+def test_287_v0s_engine_background_task_failed_is_the_crash(ingest_one):
+    """vllm/287 (hold-out 20): IPEX-LLM's V0 `ERROR ... Engine background task failed`, no traceback pasted."""
+    _, run = ingest_one(sample("vllm", "287_"))
+    assert [f.id for f in diagnose(run)] == ["crash"]
