@@ -25,7 +25,7 @@ from dataclasses import replace
 from loganalyze.formats.common import TORCH_WARNING
 from loganalyze.formats.nccl.colls import COLL_KINDS
 from loganalyze.formats.nccl.comms import COMM_KINDS, OTHER
-from loganalyze.formats.nccl.errors import NCCL_EVENTS, TORCH_KINDS
+from loganalyze.formats.nccl.errors import NCCL_EVENTS, RESULT_NEEDLES, TORCH_KINDS
 from loganalyze.formats.nccl.lines import PREFIX, TABLES  # noqa: F401 (TABLES: the format's tables)
 from loganalyze.formats.nccl.transport import LINK_KINDS, TOPO_KINDS
 from loganalyze.formats.spec import LogFormat, Sample, TsFormat
@@ -96,6 +96,5 @@ FORMAT = LogFormat(
     # Every NCCL envelope and c10d line holds "NCCL"; the C++ abort and its frames do not, nor
     # do 2.0-2.2's envelopes (`[3] INFO `, `socket.h:194 WARN `), nor PyTorch's text of a failed
     # call (`ncclInternalError: Internal check failed.`).
-    gate=("NCCL", "CCOM", "DistBackendError", "frame #", "] INFO ", " WARN ", "ncclUnhandledCudaError: ",
-          "ncclSystemError: ", "ncclInternalError: ", "ncclInvalidArgument: ", "ncclInvalidUsage: ", "ncclRemoteError: "),
+    gate=("NCCL", "CCOM", "DistBackendError", "frame #", "] INFO ", " WARN ", *RESULT_NEEDLES),
 )

@@ -101,6 +101,11 @@ def _torch(name: str, needle, pattern: str | None, severity: str, samples: tuple
 
 # ---------------------------------------------------------------------------- kinds
 
+# The names of ncclResult_t's failure codes, as PyTorch's exception text starts with them.
+RESULT_CODES = ("ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError", "ncclInvalidArgument",
+                "ncclInvalidUsage", "ncclRemoteError")
+RESULT_NEEDLES = tuple(f"{code}: " for code in RESULT_CODES)
+
 # `[PG 2 Rank 0] `, `[PG ID 0 PG GUID 0(default_pg) Rank 1] ` (2.5+).
 PG = r"\[PG (?:ID )?(?P<pg>\d+)(?: PG GUID (?P<pg_guid>[^\s(\]]+)(?:\((?P<pg_desc>[^)]*)\))?)? Rank \d+\] "
 # The rest after OpType may be missing: a terminal or a paste cut the line (`NumelIn=1, Nume`,
@@ -200,10 +205,8 @@ TORCH_KINDS = (
     # PyTorch's message for a failed NCCL call, when it surfaces without `NCCL error in:` (as a
     # DistBackendError's text, or printed by a launcher): the result code's name, its meaning,
     # then `Last error:` and NCCL's own last WARN text (nccl/325 of hold-out 20).
-    _torch("nccl_result_error", ("ncclUnhandledCudaError: ", "ncclSystemError: ", "ncclInternalError: ",
-                                 "ncclInvalidArgument: ", "ncclInvalidUsage: ", "ncclRemoteError: "),
-           r"(?P<result>nccl(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument|InvalidUsage|RemoteError)): "
-           r"(?P<error>.*)$", "error",
+    _torch("nccl_result_error", RESULT_NEEDLES,
+           rf"(?P<result>{'|'.join(RESULT_CODES)}): (?P<error>.*)$", "error",
            (Sample("ncclInternalError: Internal check failed.", result="ncclInternalError",
                    error="Internal check failed."),),
            continuation=r"^Last error:\s*$"),
